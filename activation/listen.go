@@ -1,0 +1,109 @@
+package activation
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// staleDialTimeout bounds the probe of an existing unix socket file.
+const staleDialTimeout = time.Second
+
+// Listen opens one listening socket per address, in order (see [ParseAddr]
+// for the forms), and returns them named by the address as given.
+//
+// A unix socket file that already exists is removed first only if nothing
+// listens on it (connect is refused); the socket file stays after the
+// returned fd is closed, and the caller removes it when it is done.
+//
+// It returns an error naming the address when an address is invalid, when a
+// live process listens on a unix path, when a path exists and is not a
+// socket, or when the socket cannot be opened; then it closes the sockets it
+// had opened.
+func Listen(addrs []string) ([]Socket, error) {
+	socks := make([]Socket, 0, len(addrs))
+	for _, addr := range addrs {
+		fd, err := listenOne(addr)
+		if err != nil {
+			_ = Close(socks)
+			return nil, fmt.Errorf("listen on %q: %w", addr, err)
+		}
+		socks = append(socks, Socket{Name: addr, FD: fd})
+	}
+	return socks, nil
+}
+
+// listenOne opens the listener for addr and hands back an owned fd.
+func listenOne(addr string) (int, error) {
+	network, address, err := ParseAddr(addr)
+	if err != nil {
+		return -1, err
+	}
+	if network == "unix" {
+		if err := removeStale(address); err != nil {
+			return -1, err
+		}
+	}
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		return -1, err
+	}
+	return takeListener(ln)
+}
+
+// takeListener duplicates the fd of ln and closes ln, so that the Go
+// netpoller no longer watches the socket. A unix listener does not unlink
+// its socket file on close.
+//
+// It returns the new fd, or the error of the duplication (ln is closed in
+// every case).
+func takeListener(ln net.Listener) (int, error) {
+	defer ln.Close()
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(false)
+	}
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("listener %T has no raw connection", ln)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	return dupRaw(rc)
+}
+
+// removeStale removes the unix socket file at path if nothing listens on it.
+// Abstract addresses ("@name") have no file and are left alone.
+//
+// It returns nil if path does not exist or was stale and is now removed, and
+// an error if a process accepts connections on it, if path is not a socket,
+// or if it cannot be probed or removed.
+func removeStale(path string) error {
+	if path[0] == '@' {
+		return nil
+	}
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if info.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("%s exists and is not a socket", path)
+	}
+	conn, err := net.DialTimeout("unix", path, staleDialTimeout)
+	if err == nil {
+		conn.Close()
+		return fmt.Errorf("another process is listening on %s", path)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("probe existing socket %s: %w", path, err)
+	}
+	return os.Remove(path)
+}

@@ -1,0 +1,86 @@
+package activation
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoSockets is returned by [Sockets] when systemd passed no sockets and no
+// listen address was given.
+var ErrNoSockets = errors.New("activation: no sockets: LISTEN_FDS is unset and no listen address was given")
+
+// Socket is one listening socket: a name and an fd the caller owns
+// (close-on-exec set).
+//
+// Name is systemd's FileDescriptorName= (LISTEN_FDNAMES), "LISTEN_FD_<n>"
+// when systemd gave no name, or the address as given to [Listen].
+type Socket struct {
+	Name string
+	FD   int
+}
+
+// Sockets returns the sockets from systemd if LISTEN_FDS is set for this
+// process, else the sockets from [Listen] on addrs.
+//
+// It returns ErrNoSockets when LISTEN_FDS is unset (or meant for another
+// process) and addrs is empty, and the error of [Systemd] or [Listen] when
+// that fails.
+func Sockets(addrs []string) ([]Socket, error) {
+	socks, err := Systemd()
+	if err != nil || socks != nil {
+		return socks, err
+	}
+	if len(addrs) == 0 {
+		return nil, ErrNoSockets
+	}
+	return Listen(addrs)
+}
+
+// Close closes the fds of socks and returns the first error.
+func Close(socks []Socket) error {
+	var first error
+	for _, s := range socks {
+		if err := unix.Close(s.FD); err != nil && first == nil {
+			first = fmt.Errorf("close socket %s: %w", s.Name, err)
+		}
+	}
+	return first
+}
+
+// dupRaw duplicates the fd behind rc with F_DUPFD_CLOEXEC, without changing
+// its blocking mode (Control never touches it, unlike Fd).
+//
+// It returns the new fd, or the error of Control or fcntl.
+func dupRaw(rc syscall.RawConn) (int, error) {
+	newFD := -1
+	var dupErr error
+	err := rc.Control(func(fd uintptr) {
+		newFD, dupErr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if err != nil {
+		return -1, err
+	}
+	if dupErr != nil {
+		return -1, fmt.Errorf("fcntl F_DUPFD_CLOEXEC: %w", dupErr)
+	}
+	return newFD, nil
+}
+
+// checkListening returns nil if fd is a listening socket, or an error that
+// says what it is instead.
+func checkListening(fd int) error {
+	on, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	if errors.Is(err, unix.ENOTSOCK) {
+		return errors.New("not a socket")
+	}
+	if err != nil {
+		return fmt.Errorf("getsockopt SO_ACCEPTCONN: %w", err)
+	}
+	if on == 0 {
+		return errors.New("not a listening socket (datagram socket, or Accept=yes?)")
+	}
+	return nil
+}
