@@ -43,12 +43,6 @@ func inspectFD(fd int) (fdState, error) {
 	}, nil
 }
 
-// fdOpen reports whether fd is open in this process.
-func fdOpen(fd int) bool {
-	_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-	return err == nil
-}
-
 // socketRefs counts the fds of this process that refer to the same socket as fd.
 func socketRefs(t *testing.T, fd int) int {
 	t.Helper()
