@@ -1,0 +1,53 @@
+//go:build integration
+
+package integration
+
+// bootScript is run by bash as the first process of the box's new namespaces
+// (unshare --pid --fork --mount --uts --ipc --cgroup); $1 is an empty
+// directory for the box's root tmpfs, $2 the box's name. It builds an overlay
+// of the host's / with a tmpfs upper layer, pivot_roots into it and only
+// then execs systemd. See ../shared/notes/real-systemd.md: systemd must never
+// see the host's root, or its tmpfiles empty the host's /tmp.
+const bootScript = `set -eu
+R=$1
+mount --make-rprivate /
+mount -t tmpfs -o size=4g,mode=700 tmpfs "$R"
+mkdir -p "$R/upper" "$R/work" "$R/root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$R/upper,workdir=$R/work" "$R/root"
+M=$R/root
+mount -t proc proc "$M/proc"
+# The box shares the host's kernel: keep it from changing the host's sysctls.
+mount --bind "$M/proc/sys" "$M/proc/sys"
+mount -o remount,bind,ro "$M/proc/sys"
+mount -t sysfs -o ro sysfs "$M/sys"
+mount -t tmpfs -o mode=755 tmpfs "$M/sys/fs/cgroup"
+mount -t cgroup2 cgroup2 "$M/sys/fs/cgroup"
+mount -t tmpfs -o mode=755 tmpfs "$M/dev"
+for d in null zero full random urandom tty; do
+	touch "$M/dev/$d"
+	mount --bind "/dev/$d" "$M/dev/$d"
+done
+mkdir -p "$M/dev/pts" "$M/dev/shm"
+mount -t devpts -o newinstance,ptmxmode=0666 devpts "$M/dev/pts"
+ln -s pts/ptmx "$M/dev/ptmx"
+for t in dev/shm run tmp; do
+	mount -t tmpfs tmpfs "$M/$t"
+done
+# Keep the box lean: none of the host's enabled services, timers or gettys.
+for w in "$M"/etc/systemd/system/*.wants; do
+	rm -f "$w"/*
+done
+cd "$M"
+mkdir -p oldroot
+pivot_root . oldroot
+umount -l /oldroot
+rmdir /oldroot 2>/dev/null || true
+# The one rule: exec systemd only on the overlay root.
+if ! awk '$5 == "/" { r = $0 } END { exit !(r ~ / - overlay /) }' /proc/self/mountinfo; then
+	echo "box: / is not the overlay, refusing to start systemd" >&2
+	exit 97
+fi
+echo "$2" > /etc/hostname
+export container=actd-it
+exec ` + systemdBinary + ` --system --unit=multi-user.target
+`
