@@ -1,0 +1,57 @@
+package prefork
+
+import "time"
+
+// Crash backoff bounds.
+const (
+	backoffBase = 100 * time.Millisecond
+	backoffMax  = 30 * time.Second
+	// youngAge: a child that dies on its own before this age, or before
+	// it said hello, counts as a start failure.
+	youngAge = time.Second
+	// healthyAge: a child alive this long proves the worker starts.
+	healthyAge = 10 * time.Second
+)
+
+// backoff spaces out spawns while the worker program keeps failing: after n
+// failures in a row the next start waits backoffBase·2^(n-1), at most
+// backoffMax, and only one child is started at a time.
+type backoff struct {
+	failures  int
+	notBefore time.Time
+	lastExit  string
+}
+
+func (b *backoff) fail(now time.Time, exit string) {
+	b.failures++
+	b.lastExit = exit
+	b.notBefore = now.Add(b.delay())
+}
+
+func (b *backoff) delay() time.Duration {
+	if b.failures == 0 {
+		return 0
+	}
+	return min(backoffBase<<min(b.failures-1, 20), backoffMax)
+}
+
+// allows returns how many of want spawns may happen now.
+func (b *backoff) allows(now time.Time, want int) int {
+	switch {
+	case b.failures == 0:
+		return want
+	case now.Before(b.notBefore):
+		return 0
+	}
+	return min(want, 1)
+}
+
+// spawned notes a start while failing: the next waits a full delay.
+func (b *backoff) spawned(now time.Time) {
+	if b.failures > 0 {
+		b.notBefore = now.Add(b.delay())
+	}
+}
+
+// ok ends a failure streak: the worker program proved it starts.
+func (b *backoff) ok() { *b = backoff{} }

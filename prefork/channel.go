@@ -1,0 +1,155 @@
+package prefork
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxReadsPerWake bounds the messages read from one child per loop turn, so
+// one chatty child cannot starve the others.
+const maxReadsPerWake = 8
+
+// readChannel reads what slot s has sent. EOF or an error on the channel
+// means the child is going: the channel is closed and reap will follow.
+func (p *Pool) readChannel(s *slot) {
+	if s.ch < 0 {
+		return
+	}
+	var buf [2 * MessageSize]byte // a longer packet shows as garbage, not as a valid prefix
+	for range maxReadsPerWake {
+		n, err := unix.Read(s.ch, buf[:])
+		switch {
+		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+			return
+		case err != nil || n == 0:
+			p.closeChannel(s)
+			return
+		}
+		m, err := Decode(buf[:n])
+		if err == nil {
+			err = p.onMessage(s, m)
+		}
+		if err != nil {
+			p.stats.Garbage++
+			p.kill(s, err.Error())
+			return
+		}
+	}
+}
+
+// onMessage applies one message from slot s. It returns an error wrapping
+// ErrGarbage if the message does not fit the slot's state.
+func (p *Pool) onMessage(s *slot, m Message) error {
+	s.heard = p.now
+	switch {
+	case m.Type == Hello && s.state == starting && !s.helloed:
+		s.helloed = true
+		p.ready.check(p)
+	case m.Type == Idle:
+		return p.onIdle(s)
+	case m.Type == Busy:
+		return p.onBusy(s, m)
+	case m.Type == Pong:
+		if m.Value == s.pingSeq {
+			s.pingSentAt = time.Time{}
+			p.stats.lastPong = p.now
+		}
+	default:
+		return fmt.Errorf("%w: %v from a child in state %c", ErrGarbage, m.Type, s.letter())
+	}
+	return nil
+}
+
+// onIdle: a child is ready for an order.
+func (p *Pool) onIdle(s *slot) error {
+	switch {
+	case s.state == starting && s.helloed:
+		p.ready.check(p)
+	case s.state == ordered: // the accept found nothing
+		p.resolveOrder(s)
+	case s.state == busy: // a connection is done
+		if s.served > 0 && !p.now.Before(s.started.Add(youngAge)) {
+			p.backoff.ok()
+		}
+	default:
+		return fmt.Errorf("%w: idle from a child in state %c", ErrGarbage, s.letter())
+	}
+	s.setState(idle, p.now)
+	p.settle(s)
+	return nil
+}
+
+// settle decides what an idle child does next: wait for orders, or go,
+// because it is draining, has served its quota, or belongs to an old
+// generation that the new one can replace.
+func (p *Pool) settle(s *slot) {
+	switch {
+	case s.draining:
+		s.deadline = p.now.Add(p.cfg.PingTimeout)
+		return
+	case s.limit > 0 && s.served >= s.limit:
+		p.stats.Recycled++
+		p.retire(s, "recycled")
+		return
+	case s.gen != p.gen && p.genHasIdle(p.gen):
+		p.retire(s, "old generation")
+		return
+	}
+	p.idle.add(s.num)
+	p.rearmAll()
+	p.changedState()
+}
+
+// onBusy: a child accepted a connection.
+func (p *Pool) onBusy(s *slot, m Message) error {
+	switch {
+	case s.state == ordered && p.cfg.Mode == Dispatch:
+		p.resolveOrder(s)
+	case s.state == idle && p.cfg.Mode == Exclusive:
+		p.idle.remove(s.num)
+		s.listener = int(m.Listener)
+	default:
+		return fmt.Errorf("%w: busy from a child in state %c", ErrGarbage, s.letter())
+	}
+	s.setState(busy, p.now)
+	s.served++
+	p.stats.Served++
+	p.changedState()
+	return nil
+}
+
+// send writes m to slot s. The channel is non-blocking: a child that lets
+// its queue fill up does not read it, and is killed. It reports whether the
+// message went out.
+func (p *Pool) send(s *slot, m Message) bool {
+	if s.ch < 0 {
+		return false
+	}
+	var buf [MessageSize]byte
+	if _, err := unix.Write(s.ch, m.Encode(buf[:])); err != nil {
+		p.kill(s, fmt.Sprintf("send %v: %v", m.Type, err))
+		return false
+	}
+	return true
+}
+
+// closeChannel stops reading slot s: its child is exiting or gone.
+func (p *Pool) closeChannel(s *slot) {
+	if s.ch < 0 {
+		return
+	}
+	p.poll.remove(s.ch)
+	unix.Close(s.ch)
+	s.ch = -1
+	p.idle.remove(s.num)
+	if s.state == ordered {
+		p.resolveOrder(s)
+	}
+	s.setState(exiting, p.now)
+	if !s.killed && !s.draining {
+		s.deadline = p.now.Add(p.cfg.PingTimeout) // it should exit now
+	}
+}

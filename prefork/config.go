@@ -1,0 +1,105 @@
+package prefork
+
+import (
+	"fmt"
+	"time"
+)
+
+// MaxSlots is the largest pool a Config may ask for.
+const MaxSlots = 4096
+
+// Program is what a child runs. The master execs Path with Args; Path is
+// normally "/proc/self/exe" and Args a hidden subcommand of the caller.
+type Program struct {
+	Path string   // default "/proc/self/exe"
+	Args []string // argv, Args[0] included; default {"actd-child"}
+	Env  []string // base environment; nil means os.Environ(); see childEnv
+}
+
+// Config holds the pool settings. The zero value is not valid: start from
+// DefaultConfig. Field comments name the actd flag and the default.
+type Config struct {
+	Mode            Mode          // --accept, dispatch
+	Program         Program       // the worker
+	MinChildren     int           // --min-children, 1
+	MaxChildren     int           // --max-children, 32 (at most MaxSlots)
+	MinSpare        int           // --min-spare, 1
+	MaxSpare        int           // --max-spare, 4
+	StartChildren   int           // --start-children, 2
+	ScalePeriod     time.Duration // --scale-period, 1s
+	MaxConnPerChild int           // --max-conn-per-child, 0 = never recycle
+	PingInterval    time.Duration // --ping-interval, 5s
+	PingTimeout     time.Duration // --ping-timeout, 2s
+	StartTimeout    time.Duration // --start-timeout, 10s
+	BusyTimeout     time.Duration // --busy-timeout, 0 = unbounded
+	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
+	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		Mode:          Dispatch,
+		MinChildren:   1,
+		MaxChildren:   32,
+		MinSpare:      1,
+		MaxSpare:      4,
+		StartChildren: 2,
+		ScalePeriod:   time.Second,
+		PingInterval:  5 * time.Second,
+		PingTimeout:   2 * time.Second,
+		StartTimeout:  10 * time.Second,
+		BusyKillGrace: 5 * time.Second,
+
+		GracefulTimeout: 30 * time.Second,
+	}
+}
+
+// FieldError is a Config value out of its allowed range. Field is the actd
+// flag name, so a caller can print it as it is.
+type FieldError struct {
+	Field   string
+	Value   any
+	Allowed string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("--%s=%v: must be %s", e.Field, e.Value, e.Allowed)
+}
+
+// Validate returns nil, or a *FieldError for the first setting out of range.
+func (c Config) Validate() error {
+	checks := []struct {
+		ok      bool
+		field   string
+		value   any
+		allowed string
+	}{
+		{c.Mode >= Dispatch && c.Mode <= Shared, "accept", c.Mode, "dispatch, exclusive or shared"},
+		{c.MaxChildren >= 1 && c.MaxChildren <= MaxSlots, "max-children", c.MaxChildren, fmt.Sprintf("between 1 and %d", MaxSlots)},
+		{c.MinChildren >= 0 && c.MinChildren <= c.MaxChildren, "min-children", c.MinChildren, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
+		{c.MinSpare >= 0 && c.MinSpare <= c.MaxChildren, "min-spare", c.MinSpare, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
+		{c.MaxSpare >= c.MinSpare && c.MaxSpare >= 1, "max-spare", c.MaxSpare, fmt.Sprintf("at least 1 and at least --min-spare (%d)", c.MinSpare)},
+		{c.StartChildren >= 1 && c.StartChildren <= c.MaxChildren, "start-children", c.StartChildren, fmt.Sprintf("between 1 and --max-children (%d)", c.MaxChildren)},
+		{c.ScalePeriod >= 10*time.Millisecond && c.ScalePeriod <= time.Minute, "scale-period", c.ScalePeriod, "between 10ms and 1m"},
+		{c.MaxConnPerChild >= 0, "max-conn-per-child", c.MaxConnPerChild, "0 (off) or more"},
+		{c.MaxConnPerChild == 0 || c.Mode != Shared, "max-conn-per-child", c.MaxConnPerChild, "0 in shared mode (children there do not report connections)"},
+		{c.PingInterval >= 10*time.Millisecond, "ping-interval", c.PingInterval, "at least 10ms"},
+		{c.PingTimeout >= 10*time.Millisecond, "ping-timeout", c.PingTimeout, "at least 10ms"},
+		{c.StartTimeout >= 10*time.Millisecond, "start-timeout", c.StartTimeout, "at least 10ms"},
+		{c.BusyTimeout >= 0, "busy-timeout", c.BusyTimeout, "0 (off) or positive"},
+		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
+		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			return &FieldError{Field: ch.field, Value: ch.value, Allowed: ch.allowed}
+		}
+	}
+	return nil
+}
+
+// limits returns the scaler's view of c.
+func (c Config) limits() Limits {
+	return Limits{MinChildren: c.MinChildren, MaxChildren: c.MaxChildren, MinSpare: c.MinSpare, MaxSpare: c.MaxSpare}
+}

@@ -1,0 +1,34 @@
+package prefork
+
+import "strconv"
+
+// The fd layout of every child. Listener i is fd FirstListenerFD+i, as in
+// systemd socket activation (SD_LISTEN_FDS_START); the back-channel follows
+// the listeners. fds 0-2 are stdin (/dev/null), stdout and stderr (the
+// master's). No other fd is open in a child when it starts.
+const (
+	FirstListenerFD = 3
+)
+
+// ChannelFD returns the back-channel's fd in a child with n listeners.
+func ChannelFD(n int) int { return FirstListenerFD + n }
+
+// Environment variables the master sets for every child.
+const (
+	EnvProtocol      = "ACTD_PROTOCOL"    // "1"
+	EnvChannelFD     = "ACTD_CHANNEL_FD"  // back-channel fd; absent in shared mode
+	EnvMode          = "ACTD_ACCEPT_MODE" // dispatch, exclusive or shared
+	EnvSlot          = "ACTD_SLOT"        // the child's slot number
+	EnvListenFDs     = "LISTEN_FDS"       // number of listeners
+	EnvListenFDNames = "LISTEN_FDNAMES"   // listener names, colon-separated
+	EnvListenPID     = "LISTEN_PID"       // set by the child itself before it execs a worker
+)
+
+// strippedEnv lists the master's variables a child must not inherit.
+var strippedEnv = []string{
+	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+	EnvListenFDs, EnvListenFDNames, EnvListenPID,
+	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot,
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

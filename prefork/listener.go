@@ -1,0 +1,69 @@
+package prefork
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Listener is one listening socket handed to the pool. The pool owns FD from
+// New on and closes it when Run returns.
+type Listener struct {
+	Name string // LISTEN_FDNAMES entry; "" becomes "unknown"
+	FD   int
+}
+
+// listener is the master's state for one Listener.
+type listener struct {
+	Listener
+	index  int
+	tcp    bool // TCP_INFO gives the accept-queue length
+	armed  bool // EPOLLIN is on in the master's epoll set
+	orders int  // accept orders sent and not yet answered
+}
+
+func newListener(l Listener, index int, nonblock bool) (*listener, error) {
+	typ, err := unix.GetsockoptInt(l.FD, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil {
+		return nil, fmt.Errorf("listener %d (%s): %w", index, l.Name, err)
+	}
+	if typ != unix.SOCK_STREAM {
+		return nil, fmt.Errorf("listener %d (%s): socket type %d, want a stream socket", index, l.Name, typ)
+	}
+	if nonblock {
+		if err := unix.SetNonblock(l.FD, true); err != nil {
+			return nil, fmt.Errorf("listener %d (%s): set non-blocking: %w", index, l.Name, err)
+		}
+	}
+	if l.Name == "" {
+		l.Name = "unknown"
+	}
+	_, tcpErr := unix.GetsockoptTCPInfo(l.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
+	return &listener{Listener: l, index: index, tcp: tcpErr == nil}, nil
+}
+
+// pending returns how many connections wait to be accepted: the TCP accept
+// queue length, or 1 for other sockets (the master only knows they are
+// readable). It never returns less than 1: it is asked when epoll says the
+// socket is readable.
+func (l *listener) pending() int {
+	if !l.tcp {
+		return 1
+	}
+	info, err := unix.GetsockoptTCPInfo(l.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return 1
+	}
+	return max(int(info.Unacked), 1)
+}
+
+// QueueDepth returns the number of connections waiting in fd's accept
+// queue, and false if the kernel does not tell for this socket.
+// TCP listeners answer through TCP_INFO (tcpi_unacked); unix listeners
+// through NETLINK_SOCK_DIAG (see queueDepthUnix).
+func QueueDepth(fd int) (int, bool) {
+	if info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+		return int(info.Unacked), true
+	}
+	return queueDepthUnix(fd)
+}

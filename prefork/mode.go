@@ -1,0 +1,41 @@
+package prefork
+
+import "fmt"
+
+// Mode says who accepts connections.
+type Mode int
+
+const (
+	// Dispatch: the master watches the listeners and orders the lowest idle
+	// slot to accept. The default.
+	Dispatch Mode = iota
+	// Exclusive: each child waits with EPOLLEXCLUSIVE and accepts by itself,
+	// still reporting busy and idle.
+	Exclusive
+	// Shared: a fixed pool of children that do not speak the protocol each
+	// accept by themselves; no scaling on idleness.
+	Shared
+)
+
+var modeNames = [...]string{Dispatch: "dispatch", Exclusive: "exclusive", Shared: "shared"}
+
+// String returns the mode's flag value.
+func (m Mode) String() string {
+	if m < 0 || int(m) >= len(modeNames) {
+		return fmt.Sprintf("Mode(%d)", int(m))
+	}
+	return modeNames[m]
+}
+
+// ParseMode returns the Mode named s, or an error naming the allowed values.
+func ParseMode(s string) (Mode, error) {
+	for m, name := range modeNames {
+		if s == name {
+			return Mode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown accept mode %q: want dispatch, exclusive or shared", s)
+}
+
+// speaksProtocol reports whether children in mode m have a back-channel.
+func (m Mode) speaksProtocol() bool { return m != Shared }

@@ -1,0 +1,227 @@
+package prefork
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Pool is a prefork pool: one master loop and its children. Create it with
+// New, run it with Run; Snapshot and Reload may be called from any goroutine
+// while Run runs.
+type Pool struct {
+	cfg       Config
+	program   Program
+	env       []string
+	log       *slog.Logger
+	listeners []*listener
+	slots     []*slot // index = slot number; grows, never shrinks
+	idle      idleSet
+	poll      *poller
+	wake      int // eventfd: calls are queued
+	devnull   int
+	stdout    int
+	stderr    int
+
+	now       time.Time
+	nextTick  time.Time
+	lastScale time.Time
+	gen       int
+	ramp      int
+	stats     Stats
+	backoff   backoff
+	ready     *readiness // the current generation's start children
+	stop      *stopping  // nil until Run's context is done
+
+	callMu  sync.Mutex
+	calls   []func()
+	changed chan struct{}
+	done    chan struct{} // closed when Run returns
+	ran     bool
+}
+
+// New checks cfg and the listeners and returns a pool ready to Run. The pool
+// owns the listener fds from then on. It returns a *FieldError for a bad
+// setting, or an error naming the listener that is no stream socket.
+func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(listeners) == 0 {
+		return nil, errors.New("no listening sockets")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
+		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1}
+	for i, l := range listeners {
+		ln, err := newListener(l, i, cfg.Mode != Shared)
+		if err != nil {
+			return nil, err
+		}
+		p.listeners = append(p.listeners, ln)
+	}
+	p.env = childEnv(cfg, p.listeners)
+	return p, nil
+}
+
+// Changes returns a channel that receives a value (without blocking the pool,
+// so several changes may merge into one) whenever the pool's state changes.
+func (p *Pool) Changes() <-chan struct{} { return p.changed }
+
+func (p *Pool) changedState() {
+	select {
+	case p.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Run starts the start children and runs the master loop until ctx is done,
+// then drains: no new orders, every child finishes its connection and exits
+// (SIGKILL after GracefulTimeout), and Run returns nil. It returns an error
+// only if the loop itself fails (epoll, eventfd). Run may be called once.
+func (p *Pool) Run(ctx context.Context) error {
+	if p.ran {
+		return errors.New("pool: Run called twice")
+	}
+	p.ran = true
+	defer close(p.done)
+	// Children spawned with Pdeathsig (shared mode) follow this thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.setup(); err != nil {
+		p.teardown()
+		return err
+	}
+	defer p.teardown()
+	stopWake := context.AfterFunc(ctx, p.wakeUp)
+	defer stopWake()
+	p.now = time.Now()
+	p.startGeneration()
+	for {
+		if err := p.turn(ctx); err != nil {
+			p.killAll("master loop failed")
+			return err
+		}
+		if p.stop != nil && p.liveCount() == 0 {
+			return nil
+		}
+	}
+}
+
+// setup opens the loop's fds: epoll, the wake eventfd, /dev/null.
+func (p *Pool) setup() error {
+	var err error
+	if p.poll, err = newPoller(); err != nil {
+		return err
+	}
+	if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return fmt.Errorf("eventfd: %w", err)
+	}
+	if err := p.poll.add(p.wake, kindWake, 0); err != nil {
+		return err
+	}
+	if p.devnull, err = unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err != nil {
+		return fmt.Errorf("open /dev/null: %w", err)
+	}
+	p.stdout, p.stderr = openOr(1, p.devnull), openOr(2, p.devnull)
+	if p.cfg.Mode == Dispatch {
+		for _, l := range p.listeners {
+			if err := p.poll.add(l.FD, kindListener, l.index); err != nil {
+				return err
+			}
+			l.armed = true
+		}
+	}
+	return nil
+}
+
+// openOr returns fd if it is open, else fallback.
+func openOr(fd, fallback int) int {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+		return fallback
+	}
+	return fd
+}
+
+func (p *Pool) teardown() {
+	for _, fd := range []int{p.wake, p.devnull} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	if p.poll != nil {
+		p.poll.close()
+	}
+	for _, l := range p.listeners {
+		unix.Close(l.FD)
+	}
+}
+
+// turn is one pass of the master loop: wait for events or the next tick,
+// handle what is ready, then do the periodic work that is due.
+func (p *Pool) turn(ctx context.Context) error {
+	events, err := p.poll.wait(p.timeout())
+	if err != nil {
+		return err
+	}
+	p.now = time.Now()
+	p.stats.LoopAt = p.now
+	for _, ev := range events {
+		p.handle(ev)
+	}
+	if ctx.Err() != nil && p.stop == nil {
+		p.beginStop()
+	}
+	if !p.now.Before(p.nextTick) {
+		p.tick()
+	}
+	return nil
+}
+
+// timeout returns the milliseconds until the next tick, rounded up.
+func (p *Pool) timeout() int {
+	d := time.Until(p.nextTick)
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+func (p *Pool) handle(ev unix.EpollEvent) {
+	index := int(ev.Pad)
+	switch kind(ev.Fd) {
+	case kindWake:
+		p.runCalls()
+	case kindListener:
+		p.dispatch(p.listeners[index])
+	case kindChannel:
+		p.readChannel(p.slots[index])
+	case kindPidfd:
+		p.reap(p.slots[index])
+	}
+}
+
+// tickPeriod is how often the loop wakes with nothing to do: to scale, ping,
+// and check deadlines.
+func (p *Pool) tickPeriod() time.Duration {
+	return min(p.cfg.ScalePeriod, p.cfg.PingTimeout/2, time.Second)
+}
+
+// jitteredLimit returns a child's recycling limit: MaxConnPerChild less up to
+// a tenth, so children started together do not all retire together.
+func (p *Pool) jitteredLimit() uint64 {
+	n := p.cfg.MaxConnPerChild
+	if n == 0 {
+		return 0
+	}
+	return uint64(n - rand.IntN(n/10+1))
+}

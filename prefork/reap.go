@@ -1,0 +1,176 @@
+package prefork
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// start spawns a child into the lowest empty slot and watches its pidfd and
+// back-channel. A failed spawn (fd exhaustion, a missing program) counts as
+// a start failure for the backoff. It reports whether a child started.
+func (p *Pool) start() bool {
+	num := p.freeSlot()
+	if num < 0 {
+		p.log.Warn("no free slot", "max", MaxSlots)
+		return false
+	}
+	c, err := p.spawn(num)
+	if err != nil {
+		p.backoff.fail(p.now, err.Error())
+		p.log.Error("spawn failed", "event", "spawn", "slot", num, "err", err, "retry_in", p.backoff.delay())
+		return false
+	}
+	p.backoff.spawned(p.now)
+	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
+		started: p.now, heard: p.now, limit: p.jitteredLimit()}
+	s.setState(starting, p.now)
+	if p.cfg.Mode == Shared {
+		s.setState(running, p.now)
+	}
+	p.slots[num] = s
+	p.watch(s)
+	p.stats.Spawned++
+	p.log.Debug("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
+	p.changedState()
+	return true
+}
+
+// freeSlot returns the lowest empty slot number, growing the table, or -1.
+func (p *Pool) freeSlot() int {
+	for i, s := range p.slots {
+		if !s.live() {
+			return i
+		}
+	}
+	if len(p.slots) >= MaxSlots {
+		return -1
+	}
+	p.slots = append(p.slots, &slot{num: len(p.slots), pidfd: -1, ch: -1})
+	return len(p.slots) - 1
+}
+
+func (p *Pool) watch(s *slot) {
+	if err := p.poll.add(s.pidfd, kindPidfd, s.num); err != nil {
+		p.log.Error("watch child", "slot", s.num, "err", err)
+	}
+	if s.ch >= 0 {
+		if err := p.poll.add(s.ch, kindChannel, s.num); err != nil {
+			p.log.Error("watch back-channel", "slot", s.num, "err", err)
+		}
+	}
+}
+
+// reap collects slot s's exited child and frees the slot.
+func (p *Pool) reap(s *slot) {
+	if !s.live() {
+		return // a stale event for a slot already freed in this turn
+	}
+	var ws unix.WaitStatus
+	pid, err := unix.Wait4(s.pid, &ws, unix.WNOHANG, nil)
+	if pid == 0 || errors.Is(err, unix.EINTR) {
+		return
+	}
+	p.closeChannel(s)
+	p.poll.remove(s.pidfd)
+	unix.Close(s.pidfd)
+	p.noteExit(s, exitText(ws, err))
+	*s = slot{num: s.num, pidfd: -1, ch: -1}
+	p.ready.check(p)
+	p.changedState()
+}
+
+// noteExit logs a child's end and feeds the backoff.
+func (p *Pool) noteExit(s *slot, exit string) {
+	age := p.now.Sub(s.started)
+	switch {
+	case s.draining || (s.killed && s.reason == "stop"):
+		p.log.Debug("child exited", "event", "exit", "slot", s.num, "pid", s.pid, "exit", exit)
+		return
+	case s.killed:
+		p.stats.Respawned++
+		p.log.Warn("killed child exited", "event", "killed", "slot", s.num, "pid", s.pid, "reason", s.reason, "exit", exit)
+		return
+	}
+	p.stats.Respawned++
+	if !s.helloed && p.cfg.Mode != Shared || age < youngAge {
+		p.backoff.fail(p.now, exit)
+		p.log.Error("worker died young", "event", "crash", "slot", s.num, "pid", s.pid,
+			"exit", exit, "age", age.Round(time.Millisecond), "retry_in", p.backoff.delay())
+		return
+	}
+	if age >= healthyAge {
+		p.backoff.ok()
+	}
+	p.log.Warn("child died", "event", "crash", "slot", s.num, "pid", s.pid, "exit", exit, "age", age.Round(time.Millisecond))
+}
+
+// exitText describes a wait status the way a person reads it.
+func exitText(ws unix.WaitStatus, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("wait: %v", err)
+	case ws.Exited():
+		return fmt.Sprintf("exit status %d", ws.ExitStatus())
+	case ws.Signaled():
+		return fmt.Sprintf("signal %v", ws.Signal())
+	}
+	return fmt.Sprintf("wait status %#x", uint32(ws))
+}
+
+// retire tells slot s to finish and exit: a drain order for a child that
+// speaks the protocol, SIGTERM for a shared-mode child.
+func (p *Pool) retire(s *slot, why string) {
+	if s.draining || s.killed {
+		return
+	}
+	p.idle.remove(s.num)
+	s.draining, s.reason = true, why
+	if s.state != busy && s.state != ordered {
+		s.deadline = p.now.Add(p.cfg.PingTimeout)
+	}
+	if p.cfg.Mode == Shared {
+		p.signal(s, unix.SIGTERM)
+		s.deadline = p.now.Add(p.cfg.GracefulTimeout)
+	} else if s.ch >= 0 {
+		p.send(s, Message{Type: Drain})
+	}
+	if why != "stop" {
+		p.log.Info("retiring child", "event", "retire", "slot", s.num, "pid", s.pid, "reason", why)
+	}
+	p.changedState()
+}
+
+// kill ends slot s's child with SIGKILL; reap frees the slot.
+func (p *Pool) kill(s *slot, why string) {
+	if s.killed || !s.live() {
+		return
+	}
+	p.idle.remove(s.num)
+	s.killed, s.reason = true, why
+	p.signal(s, unix.SIGKILL)
+	if why != "stop" && why != "graceful timeout" {
+		p.log.Warn("killing child", "event", "killed", "slot", s.num, "pid", s.pid, "reason", why)
+	}
+	p.changedState()
+}
+
+// signal sends sig through the pidfd, so a recycled PID is never hit.
+func (p *Pool) signal(s *slot, sig unix.Signal) {
+	if err := unix.PidfdSendSignal(s.pidfd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		p.log.Error("signal child", "slot", s.num, "pid", s.pid, "signal", sig, "err", err)
+	}
+}
+
+// liveCount returns the number of children not yet reaped.
+func (p *Pool) liveCount() int {
+	n := 0
+	for _, s := range p.slots {
+		if s.live() {
+			n++
+		}
+	}
+	return n
+}

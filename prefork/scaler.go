@@ -1,0 +1,54 @@
+package prefork
+
+// MaxRamp caps how many children one scale period may start when the pool
+// grows by doubling, as Apache prefork's MAX_SPAWN_RATE does.
+const MaxRamp = 32
+
+// PoolState is what the scaler sees of the current generation of children.
+type PoolState struct {
+	Children int // live children that are not draining: starting, idle or busy
+	Spare    int // of those, starting or idle (Apache counts starting as idle)
+	Queued   int // connections waiting in the accept queues, 0 if unknown
+}
+
+// Limits are the pool bounds the scaler keeps.
+type Limits struct {
+	MinChildren, MaxChildren int
+	MinSpare, MaxSpare       int
+}
+
+// Decision is what the scaler wants done in this period.
+type Decision struct {
+	Spawn  int  // children to start now
+	Retire int  // idle children to drain now (the highest-numbered slots)
+	Ramp   int  // the ramp to pass to the next call
+	AtMax  bool // more spare children are wanted but the pool is at MaxChildren
+}
+
+// Scale decides one scale period. It is Apache prefork's
+// perform_idle_server_maintenance with two changes:
+//
+//   - Connections waiting in the accept queue count against the spare
+//     children (they will take one each), so a burst is met in one period
+//     rather than with Apache's 1, 2, 4 ... 32 per second ramp.
+//   - The pool never shrinks below MinChildren (spamd's --min-children) and
+//     is refilled to it at once.
+//
+// With Queued = 0 and a shortfall no larger than ramp it does exactly what
+// Apache does: start ramp children and double the ramp up to MaxRamp; retire
+// one idle child per period while there are more than MaxSpare; otherwise
+// reset the ramp to 1. Scale does no I/O and reads no clock.
+func Scale(s PoolState, l Limits, ramp int) Decision {
+	ramp = max(ramp, 1)
+	room := l.MaxChildren - s.Children
+	short := max(l.MinChildren-s.Children, l.MinSpare-(s.Spare-s.Queued))
+	switch {
+	case short > 0 && room <= 0:
+		return Decision{Ramp: 1, AtMax: true}
+	case short > 0:
+		return Decision{Spawn: min(max(ramp, short), room), Ramp: min(ramp*2, MaxRamp)}
+	case s.Spare > l.MaxSpare && s.Children > l.MinChildren:
+		return Decision{Retire: 1, Ramp: 1}
+	}
+	return Decision{Ramp: 1}
+}

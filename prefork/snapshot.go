@@ -1,0 +1,143 @@
+package prefork
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Stats are the pool's counters since Run started.
+type Stats struct {
+	Served      uint64    `json:"served"`       // connections accepted by children
+	Spawned     uint64    `json:"spawned"`      // children started
+	Respawned   uint64    `json:"respawned"`    // children that died or were killed unasked, and were replaced
+	Hung        uint64    `json:"hung"`         // children that missed a deadline (ping, order, start, busy timeout)
+	Recycled    uint64    `json:"recycled"`     // children retired after --max-conn-per-child
+	Overloads   uint64    `json:"overloads"`    // times a connection waited with no idle child
+	Garbage     uint64    `json:"garbage"`      // children killed for a bad message
+	PingsFailed uint64    `json:"pings_failed"` // pings not answered in time
+	Reloads     uint64    `json:"reloads"`      // generations started by Reload
+	AtMax       bool      `json:"at_max"`       // the scaler wanted more children than --max-children
+	Stuck       bool      `json:"stuck"`        // connections wait, children idle, nothing accepted for a tick
+	LoopAt      time.Time `json:"loop_at"`      // when the master loop last turned over
+
+	servedAtTick uint64
+	stuckTicks   int
+	lastPingFail time.Time
+	lastPong     time.Time
+}
+
+// SlotInfo is one scoreboard line.
+type SlotInfo struct {
+	Slot       int       `json:"slot"`
+	State      string    `json:"state"` // letter; see docs/operations.md
+	PID        int       `json:"pid"`
+	Generation int       `json:"generation"`
+	Served     uint64    `json:"served"`
+	Since      time.Time `json:"since"` // in this state since
+}
+
+// ListenerInfo is one listening socket and its accept queue.
+type ListenerInfo struct {
+	Name  string `json:"name"`
+	Queue int    `json:"queue"` // -1: the kernel does not tell
+}
+
+// Snapshot is the pool's state at one moment, taken on the master loop.
+type Snapshot struct {
+	Mode       string         `json:"mode"`
+	Generation int            `json:"generation"`
+	Starting   int            `json:"starting"`
+	Idle       int            `json:"idle"`
+	Busy       int            `json:"busy"`     // busy or ordered to accept
+	Running    int            `json:"running"`  // shared mode: up, state unknown
+	Draining   int            `json:"draining"` // draining, killed or exiting
+	Children   int            `json:"children"` // live, not draining
+	Max        int            `json:"max"`
+	Queue      int            `json:"queue"`    // summed over listeners that tell
+	Failures   int            `json:"failures"` // start failures in a row
+	RetryIn    time.Duration  `json:"retry_in"` // until the next start is allowed, while failing
+	LastExit   string         `json:"last_exit,omitempty"`
+	Ready      bool           `json:"ready"`
+	Stopping   bool           `json:"stopping"`
+	Taken      time.Time      `json:"taken"`
+	Stats      Stats          `json:"stats"`
+	Listeners  []ListenerInfo `json:"listeners"`
+	Slots      []SlotInfo     `json:"slots"`
+
+	pingFailing bool
+}
+
+// Snapshot takes a snapshot on the master loop. It returns ErrStopped once
+// Run has returned, or ctx.Err() if the loop does not answer before ctx is
+// done (a wedged master).
+func (p *Pool) Snapshot(ctx context.Context) (Snapshot, error) {
+	snap := make(chan Snapshot, 1)
+	if err := p.callCtx(ctx, func() { snap <- p.snapshot() }); err != nil {
+		return Snapshot{}, err
+	}
+	return <-snap, nil
+}
+
+func (p *Pool) snapshot() Snapshot {
+	now := time.Now()
+	s := Snapshot{Mode: p.cfg.Mode.String(), Generation: p.gen, Max: p.cfg.MaxChildren,
+		Failures: p.backoff.failures, LastExit: p.backoff.lastExit,
+		Ready: p.ready != nil && isClosed(p.ready.ch), Stopping: p.stop != nil, Taken: now, Stats: p.stats}
+	if p.backoff.failures > 0 {
+		s.RetryIn = max(p.backoff.notBefore.Sub(now), 0)
+	}
+	s.pingFailing = !p.stats.lastPingFail.IsZero() && p.stats.lastPong.Before(p.stats.lastPingFail) &&
+		now.Sub(p.stats.lastPingFail) < 2*p.cfg.PingInterval+p.cfg.PingTimeout
+	for _, l := range p.listeners {
+		q, ok := QueueDepth(l.FD)
+		if !ok {
+			q = -1
+		} else {
+			s.Queue += q
+		}
+		s.Listeners = append(s.Listeners, ListenerInfo{Name: l.Name, Queue: q})
+	}
+	for _, sl := range p.slots {
+		if sl.live() {
+			s.count(sl)
+		}
+	}
+	return s
+}
+
+func (s *Snapshot) count(sl *slot) {
+	letter := sl.letter()
+	s.Slots = append(s.Slots, SlotInfo{Slot: sl.num, State: string(letter), PID: sl.pid,
+		Generation: sl.gen, Served: sl.served, Since: sl.since})
+	switch letter {
+	case 'S':
+		s.Starting++
+	case 'I':
+		s.Idle++
+	case 'A', 'B':
+		s.Busy++
+	case 'R':
+		s.Running++
+	default:
+		s.Draining++
+		return
+	}
+	s.Children++
+}
+
+// Healthy reports whether the pool works, for the watchdog: the master loop
+// turned over within maxAge of the snapshot, no listener is stuck (waiting
+// connections, idle children, nothing accepted), and pings are answered.
+// When it is not, the reason says why.
+func (s Snapshot) Healthy(maxAge time.Duration) (bool, string) {
+	switch {
+	case s.Taken.Sub(s.Stats.LoopAt) > maxAge:
+		return false, fmt.Sprintf("master loop last turned %v ago", s.Taken.Sub(s.Stats.LoopAt).Round(time.Millisecond))
+	case s.Stats.Stuck:
+		return false, "connections wait while children are idle"
+	case s.pingFailing:
+		return false, "children do not answer pings"
+	}
+	return true, ""
+}

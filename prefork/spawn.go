@@ -1,0 +1,115 @@
+package prefork
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// childEnv builds the environment shared by every child of one config: the
+// base environment less the master's systemd and actd variables, plus the
+// listener description. spawn appends the per-child part.
+func childEnv(cfg Config, listeners []*listener) []string {
+	base := cfg.Program.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+6)
+	for _, kv := range base {
+		if !stripped(kv) {
+			env = append(env, kv)
+		}
+	}
+	names := make([]string, len(listeners))
+	for i, l := range listeners {
+		names[i] = l.Name
+	}
+	env = append(env,
+		EnvProtocol+"="+itoa(ProtocolVersion),
+		EnvMode+"="+cfg.Mode.String(),
+		EnvListenFDs+"="+itoa(len(listeners)),
+		EnvListenFDNames+"="+strings.Join(names, ":"),
+	)
+	if cfg.Mode.speaksProtocol() {
+		env = append(env, EnvChannelFD+"="+itoa(ChannelFD(len(listeners))))
+	}
+	return env
+}
+
+func stripped(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	for _, s := range strippedEnv {
+		if name == s {
+			return true
+		}
+	}
+	return false
+}
+
+// child is a started process, as spawn returns it.
+type child struct {
+	pid, pidfd, ch int
+}
+
+// spawn starts the worker program for slot num with the fd layout of fds.go.
+// The child's stdout and stderr are the master's. It returns the child's
+// pid, a pidfd, and the master's end of the back-channel (-1 in shared mode).
+func (p *Pool) spawn(num int) (child, error) {
+	c := child{ch: -1, pidfd: -1}
+	files := make([]uintptr, 0, FirstListenerFD+len(p.listeners)+1)
+	files = append(files, uintptr(p.devnull), uintptr(p.stdout), uintptr(p.stderr))
+	for _, l := range p.listeners {
+		files = append(files, uintptr(l.FD))
+	}
+	if p.cfg.Mode.speaksProtocol() {
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return c, fmt.Errorf("spawn slot %d: socketpair: %w", num, err)
+		}
+		defer unix.Close(pair[1])
+		c.ch = pair[0]
+		if err := unix.SetNonblock(c.ch, true); err != nil {
+			unix.Close(c.ch)
+			return c, fmt.Errorf("spawn slot %d: %w", num, err)
+		}
+		files = append(files, uintptr(pair[1]))
+	}
+	attr := &syscall.ProcAttr{
+		Env:   append(p.env[:len(p.env):len(p.env)], EnvSlot+"="+itoa(num)),
+		Files: files,
+		Sys: &syscall.SysProcAttr{
+			Setpgid: true, // a terminal's ^C reaches the master only; it drains
+			PidFD:   &c.pidfd,
+		},
+	}
+	if !p.cfg.Mode.speaksProtocol() {
+		// No back-channel to read EOF from. The master's loop runs on a
+		// locked thread that lives as long as Run, so this signal follows
+		// the master, not some short-lived thread.
+		attr.Sys.Pdeathsig = syscall.SIGTERM
+	}
+	pid, err := syscall.ForkExec(p.program.Path, p.program.Args, attr)
+	if err != nil {
+		if c.ch >= 0 {
+			unix.Close(c.ch)
+		}
+		return c, fmt.Errorf("spawn slot %d: %s: %w", num, p.program.Path, err)
+	}
+	c.pid = pid
+	return c, nil
+}
+
+// program returns cfg's Program with defaults filled in.
+func program(cfg Config) Program {
+	prog := cfg.Program
+	if prog.Path == "" {
+		prog.Path = "/proc/self/exe"
+	}
+	if len(prog.Args) == 0 {
+		prog.Args = []string{"actd-child"}
+	}
+	return prog
+}
