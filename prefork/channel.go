@@ -67,7 +67,7 @@ func (p *Pool) onMessage(s *slot, m Message) error {
 func (p *Pool) onIdle(s *slot) error {
 	switch {
 	case s.state == starting && s.helloed:
-		p.ready.check(p)
+		defer p.ready.check(p)
 	case s.state == ordered: // the accept found nothing
 		p.resolveOrder(s)
 	case s.state == busy: // a connection is done

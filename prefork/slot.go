@@ -54,7 +54,7 @@ func (s *slot) letter() byte {
 	case s.draining:
 		return 'D'
 	}
-	return "..SIABRE"[s.state]
+	return ".SIABRE"[s.state]
 }
 
 // live reports whether s has a process that has not been reaped.

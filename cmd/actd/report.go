@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/actd/actd/notify"
+	"github.com/actd/actd/prefork"
+)
+
+// reportEvery bounds how often the reporter takes a snapshot while the pool
+// changes, and how stale the requests/s figure may get while it does not.
+const (
+	reportEvery = time.Second
+	rateRefresh = 5 * time.Second
+)
+
+// reporter turns pool snapshots into the STATUS= line.
+type reporter struct {
+	pool   *prefork.Pool
+	status *notify.StatusCoalescer
+
+	mu       sync.Mutex
+	note     string // e.g. a failed reload, shown until the next good one
+	prev     prefork.Snapshot
+	lastLine string
+}
+
+// run refreshes the status when the pool changes, at most once per
+// reportEvery, and every rateRefresh so the rate decays when idle.
+func (r *reporter) run(ctx context.Context) {
+	tick := time.NewTicker(rateRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.pool.Changes():
+		case <-tick.C:
+		}
+		r.refresh()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(reportEvery):
+		}
+	}
+}
+
+// refresh takes a snapshot and hands its line to the coalescer.
+func (r *reporter) refresh() {
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	snap, err := r.pool.Snapshot(ctx)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	line := statusLine(snap, rate(snap, r.prev))
+	if r.note != "" {
+		line += "; " + r.note
+	}
+	r.prev, r.lastLine = snap, line
+	r.mu.Unlock()
+	r.status.Set(line)
+}
+
+func (r *reporter) flush() {
+	if r != nil {
+		r.status.Flush()
+	}
+}
+
+func (r *reporter) setNote(note string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.note = note
+	r.mu.Unlock()
+	r.refresh()
+}
+
+// rate returns the requests per second between two snapshots.
+func rate(now, prev prefork.Snapshot) float64 {
+	dt := now.Taken.Sub(prev.Taken).Seconds()
+	if prev.Taken.IsZero() || dt <= 0 || now.Stats.Served < prev.Stats.Served {
+		return 0
+	}
+	return float64(now.Stats.Served-prev.Stats.Served) / dt
+}
+
+// statusLine is the one line `systemctl status` shows, e.g.
+//
+//	5 busy, 3 idle, 1 starting of 9 (max 32); queue 0; 12034 served, 41/s; 2 respawned, 0 hung
+func statusLine(s prefork.Snapshot, perSecond float64) string {
+	var b strings.Builder
+	if s.Stopping {
+		fmt.Fprintf(&b, "stopping: %d draining; ", s.Draining+s.Children)
+	}
+	if s.Mode == "shared" {
+		fmt.Fprintf(&b, "%d running of %d (shared mode: fixed size, no idle tracking)", s.Running, s.Children)
+	} else {
+		fmt.Fprintf(&b, "%d busy, %d idle, %d starting of %d (max %d)", s.Busy, s.Idle, s.Starting, s.Children, s.Max)
+	}
+	fmt.Fprintf(&b, "; queue %d; %d served, %.0f/s; %d respawned, %d hung",
+		s.Queue, s.Stats.Served, perSecond, s.Stats.Respawned, s.Stats.Hung)
+	if s.Failures > 0 {
+		fmt.Fprintf(&b, "; worker failing (%s), %d in a row, next start in %v",
+			s.LastExit, s.Failures, s.RetryIn.Round(100*time.Millisecond))
+	}
+	if s.Stats.AtMax {
+		b.WriteString("; at max-children")
+	}
+	return b.String()
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	sddbus "github.com/coreos/go-systemd/v22/dbus"
+)
+
+// runStatus is `actd status [--json] [--control-socket PATH] [NAME]`.
+func runStatus(args []string) int {
+	fs := flag.NewFlagSet("actd status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the raw status document")
+	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	sock := statusSocket(*path, fs.Arg(0))
+	raw, err := fetchStatus(sock)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, err)
+		return exitFailure
+	}
+	if *asJSON {
+		os.Stdout.Write(raw)
+		return exitOK
+	}
+	var doc statusDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, err)
+		return exitFailure
+	}
+	printStatus(os.Stdout, doc, unitView(doc.Unit))
+	return exitOK
+}
+
+// statusSocket picks the control socket: the flag, the named pool's
+// (actd@NAME.service uses RuntimeDirectory=actd-NAME), the current
+// RUNTIME_DIRECTORY's, or the default instance's.
+func statusSocket(flagPath, name string) string {
+	switch {
+	case flagPath != "":
+		return flagPath
+	case name != "":
+		return filepath.Join("/run", "actd-"+name, "control.sock")
+	}
+	if p := controlPath(""); p != "" {
+		return p
+	}
+	return "/run/actd/control.sock"
+}
+
+func fetchStatus(path string) ([]byte, error) {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	return io.ReadAll(c)
+}
+
+// unitView is what systemd says of the unit, over D-Bus; "" if there is no
+// system bus or no unit.
+func unitView(unit string) string {
+	if unit == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	conn, err := sddbus.NewSystemConnectionContext(ctx)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	props, err := conn.GetAllPropertiesContext(ctx, unit)
+	if err != nil {
+		return ""
+	}
+	svc, _ := conn.GetUnitTypePropertiesContext(ctx, unit, "Service")
+	view := fmt.Sprintf("%s: %v (%v), %v restarts", unit, props["ActiveState"], props["SubState"], svc["NRestarts"])
+	if ts, ok := svc["WatchdogTimestamp"].(uint64); ok && ts > 0 {
+		view += fmt.Sprintf(", last watchdog %v ago", time.Since(time.UnixMicro(int64(ts))).Round(time.Second))
+	}
+	return view
+}
+
+// printStatus writes the scoreboard for a person.
+func printStatus(w io.Writer, d statusDoc, systemd string) {
+	s := d.Snapshot
+	fmt.Fprintf(w, "actd %s, master pid %d, %s mode, generation %d\n", d.Version, d.PID, s.Mode, s.Generation)
+	if systemd != "" {
+		fmt.Fprintln(w, "systemd:", systemd)
+	}
+	fmt.Fprintln(w, "pool:", statusLine(s, d.Rate))
+	var qs []string
+	for _, l := range s.Listeners {
+		q := "?"
+		if l.Queue >= 0 {
+			q = fmt.Sprint(l.Queue)
+		}
+		qs = append(qs, l.Name+"="+q)
+	}
+	fmt.Fprintf(w, "accept queues: %s\n", strings.Join(qs, " "))
+	st := s.Stats
+	fmt.Fprintf(w, "totals: %d served, %d spawned, %d respawned, %d hung, %d recycled, %d overloads, %d garbage, %d reloads\n",
+		st.Served, st.Spawned, st.Respawned, st.Hung, st.Recycled, st.Overloads, st.Garbage, st.Reloads)
+	fmt.Fprintln(w, "states: S starting, I idle, A ordered to accept, B busy, R running, D draining, K killed, E exiting")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLOT\tSTATE\tPID\tGEN\tSERVED\tFOR")
+	for _, sl := range s.Slots {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%v\n", sl.Slot, sl.State, sl.PID, sl.Generation, sl.Served,
+			s.Taken.Sub(sl.Since).Round(time.Millisecond))
+	}
+	tw.Flush()
+}

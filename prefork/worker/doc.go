@@ -1,0 +1,20 @@
+// Package worker is the child side of actd's back-channel protocol, for
+// workers written in Go: a program becomes an actd worker with one call,
+//
+//	err := worker.Serve(ctx, func(c net.Conn) { ... })
+//
+// Serve reads the layout the master gives every child (listeners at fds
+// 3..3+LISTEN_FDS-1, the back-channel at ACTD_CHANNEL_FD, the accept mode in
+// ACTD_ACCEPT_MODE), says hello, and serves one connection at a time:
+//
+//   - dispatch: it waits for the master's accept order, accepts once, and
+//     reports busy, then idle; an accept that finds nothing reports idle at once.
+//   - exclusive: it waits on its own epoll set with EPOLLEXCLUSIVE and
+//     accepts by itself, still reporting busy and idle.
+//   - shared: no back-channel; it polls the listeners and accepts.
+//
+// It answers pings, and returns nil after a drain order or when the master
+// is gone (EOF on the back-channel), always after finishing the connection
+// in hand. The handler's connection is closed when the handler returns.
+// docs/protocol.md is the reference.
+package worker

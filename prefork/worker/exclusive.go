@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork"
+)
+
+// channelTag marks the back-channel's events in the child's epoll set;
+// listener i is tagged i.
+const channelTag = -1
+
+// serveExclusive accepts by itself: the listeners sit in the child's own
+// epoll set with EPOLLEXCLUSIVE, registered in listener order, so the kernel
+// wakes one idle child per connection — the earliest registered, which keeps
+// the low slots hot.
+func serveExclusive(env Env, ch channel, h Handler) error {
+	ep, err := exclusiveSet(env)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ep)
+	events := make([]unix.EpollEvent, len(env.Listeners)+1)
+	var p pause
+	for {
+		n, err := unix.EpollWait(ep, events, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("epoll_wait: %w", err)
+		}
+		// Orders first: a drain must win over a waiting connection.
+		if done, err := channelEvents(events[:n], ch); done || err != nil {
+			return err
+		}
+		for _, ev := range events[:n] {
+			if ev.Fd != channelTag {
+				if err := acceptExclusive(env, ch, h, int(ev.Fd), &p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+func exclusiveSet(env Env) (int, error) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("epoll_create1: %w", err)
+	}
+	add := func(fd int, events uint32, tag int32) error {
+		return unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: tag})
+	}
+	for i, fd := range env.Listeners {
+		if err := add(fd, unix.EPOLLIN|unix.EPOLLEXCLUSIVE, int32(i)); err != nil {
+			unix.Close(ep)
+			return -1, fmt.Errorf("epoll_ctl listener %d: %w", i, err)
+		}
+	}
+	if err := add(env.Channel, unix.EPOLLIN, channelTag); err != nil {
+		unix.Close(ep)
+		return -1, fmt.Errorf("epoll_ctl back-channel: %w", err)
+	}
+	return ep, nil
+}
+
+// channelEvents handles a readable back-channel. It reports done after a
+// drain order or the master's end.
+func channelEvents(events []unix.EpollEvent, ch channel) (bool, error) {
+	for _, ev := range events {
+		if ev.Fd != channelTag {
+			continue
+		}
+		m, err := ch.recv()
+		if err != nil {
+			return true, endOf(err)
+		}
+		switch m.Type {
+		case prefork.Drain:
+			return true, nil
+		case prefork.Ping:
+			return false, ch.send(prefork.Pong, 0, m.Value)
+		default:
+			return true, fmt.Errorf("%w: %v in exclusive mode", prefork.ErrGarbage, m.Type)
+		}
+	}
+	return false, nil
+}
+
+func acceptExclusive(env Env, ch channel, h Handler, l int, p *pause) error {
+	c, err := acceptOne(env.Listeners[l])
+	if err != nil {
+		p.wait()
+		return nil
+	}
+	p.reset()
+	if c == nil {
+		return nil // a spurious wakeup: another child was faster
+	}
+	if err := ch.send(prefork.Busy, l, 0); err != nil {
+		c.Close()
+		return err
+	}
+	serveConn(c, h)
+	return ch.send(prefork.Idle, 0, 0)
+}

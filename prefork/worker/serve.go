@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork"
+)
+
+// Handler serves one connection. Serve closes the connection after it returns.
+type Handler func(net.Conn)
+
+// Serve runs the child side of the protocol with the environment the master
+// set (FromEnv). It returns nil after a drain order, when the master is gone,
+// or when ctx is done — in each case after the connection in hand is served.
+// It returns an error if the environment is not an actd child's, or if the
+// master sends garbage.
+func Serve(ctx context.Context, h Handler) error {
+	env, err := FromEnv()
+	if err != nil {
+		return err
+	}
+	return ServeEnv(ctx, env, h)
+}
+
+// ServeEnv is Serve with an explicit Env.
+func ServeEnv(ctx context.Context, env Env, h Handler) error {
+	env.closeOnExec()
+	if env.Mode == prefork.Shared {
+		return serveShared(ctx, env, h)
+	}
+	ch := channel(env.Channel)
+	// ctx ends the wait for orders: shutting down our read side makes the
+	// blocked read return EOF.
+	stop := context.AfterFunc(ctx, func() { unix.Shutdown(env.Channel, unix.SHUT_RD) })
+	defer stop()
+	if err := ch.send(prefork.Hello, 0, uint32(os.Getpid())); err != nil {
+		return err
+	}
+	if err := ch.send(prefork.Idle, 0, 0); err != nil {
+		return err
+	}
+	if env.Mode == prefork.Exclusive {
+		return serveExclusive(env, ch, h)
+	}
+	return serveDispatch(env, ch, h)
+}
+
+// serveDispatch waits for orders on the back-channel.
+func serveDispatch(env Env, ch channel, h Handler) error {
+	var p pause
+	for {
+		m, err := ch.recv()
+		if err != nil {
+			return endOf(err)
+		}
+		switch m.Type {
+		case prefork.Ping:
+			err = ch.send(prefork.Pong, 0, m.Value)
+		case prefork.Drain:
+			return nil
+		case prefork.Accept:
+			err = acceptOrder(env, ch, h, int(m.Listener), &p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// acceptOrder carries out one accept order: busy, serve, idle; or idle at
+// once if there was nothing to accept.
+func acceptOrder(env Env, ch channel, h Handler, l int, p *pause) error {
+	if l >= len(env.Listeners) {
+		return fmt.Errorf("%w: accept on listener %d of %d", prefork.ErrGarbage, l, len(env.Listeners))
+	}
+	c, err := acceptOne(env.Listeners[l])
+	if err != nil {
+		p.wait()
+	} else {
+		p.reset()
+	}
+	if c != nil {
+		if err := ch.send(prefork.Busy, l, 0); err != nil {
+			c.Close()
+			return err
+		}
+		serveConn(c, h)
+	}
+	return ch.send(prefork.Idle, 0, 0)
+}
+
+func serveConn(c net.Conn, h Handler) {
+	defer c.Close()
+	h(c)
+}
+
+// endOf turns the end of the back-channel into Serve's result.
+func endOf(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
