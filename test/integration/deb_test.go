@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -88,13 +89,14 @@ func runBuildScript(version string) (string, error) {
 	if version != "" {
 		cmd.Env = append(cmd.Env, "ACTD_VERSION="+version)
 	}
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s %s (ACTD_VERSION=%q): %w\n%s", buildScript, out, version, err, output)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s %s (ACTD_VERSION=%q): %w\n%s%s", buildScript, out, version, err, stdout.Bytes(), stderr.Bytes())
 	}
-	path := lastLine(string(output))
+	path := lastLine(stdout.String())
 	if !strings.HasSuffix(path, ".deb") {
-		return "", fmt.Errorf("%s: last line %q is not a .deb path\n%s", buildScript, path, output)
+		return "", fmt.Errorf("%s: last line of stdout %q is not a .deb path\n%s", buildScript, path, stderr.Bytes())
 	}
 	if _, err := os.Stat(path); err != nil {
 		return "", fmt.Errorf("%s printed %s: %w", buildScript, path, err)

@@ -1,0 +1,74 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInstallAndActivate is scenario 1: install the .deb, enable --now
+// actd.socket; the service stays inactive until the first connection, which
+// is served; systemctl status and the D-Bus StatusText show the pool line;
+// actd status in the box shows the scoreboard.
+func TestInstallAndActivate(t *testing.T) {
+	a := NewActdBox(t)
+	pool := Pool{} // the package's own address, 127.0.0.1:7333
+	if got := unitActiveState(t, a.Bus, socketUnit); got != "inactive" {
+		t.Errorf("%s right after install: got %s, want inactive (nothing starts on install)", socketUnit, got)
+	}
+	a.SetUp(pool)
+
+	if got := unitActiveState(t, a.Bus, socketUnit); got != "active" {
+		t.Fatalf("%s after enable --now: got %s, want active", socketUnit, got)
+	}
+	if got := unitActiveState(t, a.Bus, serviceUnit); got != "inactive" {
+		t.Errorf("%s before the first connection: got %s, want inactive", serviceUnit, got)
+	}
+	answer, err := get(pool.Addr(), 30*time.Second)
+	if err != nil {
+		t.Fatalf("first request: %v\n%s", err, a.Journal(serviceUnit))
+	}
+	st := waitService(t, a.Bus, serviceUnit, 10*time.Second, "active", func(s ServiceState) bool {
+		return s.ActiveState == "active"
+	})
+	t.Logf("answered by child PID %d; master PID %d", answer.PID, st.MainPID)
+	if answer.PID == int(st.MainPID) {
+		t.Errorf("answer came from the master (PID %d), want a child", answer.PID)
+	}
+
+	n := a.WaitPoolLine(serviceUnit, 5*time.Second, "showing a pool line", func(n []int) bool { return n[poolServed] >= 1 })
+	if n[poolMax] != 32 {
+		t.Errorf("pool line max: got %d, want the default 32", n[poolMax])
+	}
+	status, _ := a.RunErr("systemctl", "status", "--no-pager", serviceUnit)
+	if !strings.Contains(status, `Status: "`) || !statusLine.MatchString(status) {
+		t.Errorf("systemctl status %s: no Status: line with the pool line in\n%s", serviceUnit, status)
+	}
+
+	t.Run("actd status", func(t *testing.T) {
+		out, err := a.RunErr(actdBinary, "status")
+		if err != nil {
+			t.Fatalf("actd status: %v\n%s", err, out)
+		}
+		t.Logf("actd status:\n%s", out)
+		if !mentionsPID(out, answer.PID) {
+			t.Errorf("actd status: no line for child PID %d (which answered)", answer.PID)
+		}
+	})
+	t.Run("actd status --json", func(t *testing.T) {
+		out, err := a.RunErr(actdBinary, "status", "--json")
+		if err != nil {
+			t.Fatalf("actd status --json: %v\n%s", err, out)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Errorf("actd status --json: not JSON: %v\n%s", err, out)
+		}
+		if !mentionsPID(out, answer.PID) {
+			t.Errorf("actd status --json: no entry for child PID %d (which answered)\n%s", answer.PID, out)
+		}
+	})
+}
