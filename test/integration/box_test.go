@@ -123,7 +123,12 @@ func (b *Box) waitBooted() error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("not running after %v (last state %q, PID %d)", bootTimeout, state, b.PID)
+	jobs := ""
+	if b.PID != 0 {
+		out, _ := b.exec(context.Background(), nil, "systemctl", "list-jobs", "--no-pager")
+		jobs = string(out)
+	}
+	return fmt.Errorf("not running after %v (last state %q, PID %d); jobs:\n%s", bootTimeout, state, b.PID, jobs)
 }
 
 // systemdChild returns the PID of parent's child once that child runs

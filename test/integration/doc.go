@@ -17,7 +17,9 @@
 //     gives it fresh /proc (with /proc/sys read-only, so the box cannot change
 //     the host's sysctls), /sys, /sys/fs/cgroup (cgroup2), /dev, /run and /tmp,
 //     empties the host's /etc/systemd/system/*.wants so host services do not
-//     start, and pivot_roots into it. Only then, after checking that / is the
+//     start, removes a Docker-style /usr/sbin/policy-rc.d (it would keep
+//     maintainer scripts from starting or stopping units), and pivot_roots
+//     into it. Only then, after checking that / is the
 //     overlay, does it exec /usr/lib/systemd/systemd. systemd never sees the
 //     host's root: its tmpfiles would otherwise empty the host's /tmp;
 //  3. the harness waits until `systemctl is-system-running` in the box says

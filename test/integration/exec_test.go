@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,7 +75,8 @@ func (b *Box) ExitCode(argv ...string) (string, int) {
 	if err == nil {
 		return out, 0
 	}
-	if exit, ok := err.(interface{ ExitCode() int }); ok && exit.ExitCode() >= 0 {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() >= 0 {
 		return out, exit.ExitCode()
 	}
 	b.t.Fatalf("%v\n%s", err, out)

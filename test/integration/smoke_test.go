@@ -75,16 +75,17 @@ func TestHarnessSmoke(t *testing.T) {
 }
 
 // TestHarnessWatchdog proves that the harness sees a watchdog restart: the
-// helper's main process is frozen with SIGSTOP, systemd aborts it
+// helper's main process is frozen with SIGSTOP, systemd kills it
 // (Result=watchdog, seen through PropertiesChanged) and restarts it
 // (NRestarts=1), and connections made meanwhile wait in the socket's queue
-// and are answered.
+// and are answered. (WatchdogSignal=SIGKILL: with the default SIGABRT and
+// SIGCONT the helper may accept a queued connection on its way out.)
 func TestHarnessWatchdog(t *testing.T) {
 	b := NewBox(t)
 	conn := b.Bus()
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	installHelper(t, b, port, "WatchdogSec=2s\nRestart=on-failure\nRestartSec=100ms\n")
+	installHelper(t, b, port, "WatchdogSec=2s\nWatchdogSignal=SIGKILL\nRestart=on-failure\nRestartSec=100ms\n")
 	b.Run("systemctl", "enable", "--now", "smoke.socket")
 	watch := b.Watch("smoke.service")
 	if _, err := readLine(addr, 10*time.Second); err != nil {

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -26,21 +27,21 @@ func TestStopDrains(t *testing.T) {
 	slow := fanOut(pool.Addr(), inFlight, 60*time.Second)
 	a.WaitPoolLine(serviceUnit, 6*time.Second, "20 busy", func(n []int) bool { return n[poolBusy] >= inFlight })
 
-	stopped := make(chan string, 1)
+	stopped := make(chan error, 1)
 	go func() {
 		out, err := a.RunErr("systemctl", "stop", serviceUnit)
 		if err != nil {
-			out += err.Error()
+			err = fmt.Errorf("%w\n%s", err, out)
 		}
-		stopped <- out
+		stopped <- err
 	}()
 	waitService(t, a.Bus, serviceUnit, 10*time.Second, "stopping", func(s ServiceState) bool {
 		return s.ActiveState == "deactivating" || s.ActiveState == "inactive"
 	})
 	queued := fanOut(pool.Addr(), late, 60*time.Second)
 
-	if out := <-stopped; out != "" {
-		t.Errorf("systemctl stop %s: %s", serviceUnit, out)
+	if err := <-stopped; err != nil {
+		t.Errorf("systemctl stop %s: %v", serviceUnit, err)
 	}
 	for i, r := range slow.wait() {
 		if r.err != nil {
