@@ -35,6 +35,7 @@ type Pool struct {
 	lastScale time.Time
 	gen       int
 	ramp      int
+	replace   int // children that died unasked since the last scale
 	stats     Stats
 	backoff   backoff
 	ready     *readiness // the current generation's start children
@@ -102,6 +103,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		return err
 	}
 	defer p.teardown()
+	p.wakeUp() // for calls queued before the eventfd existed
 	stopWake := context.AfterFunc(ctx, p.wakeUp)
 	defer stopWake()
 	p.now = time.Now()
@@ -123,9 +125,13 @@ func (p *Pool) setup() error {
 	if p.poll, err = newPoller(); err != nil {
 		return err
 	}
-	if p.wake, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
 		return fmt.Errorf("eventfd: %w", err)
 	}
+	p.callMu.Lock() // wakeUp reads p.wake from other goroutines
+	p.wake = wake
+	p.callMu.Unlock()
 	if err := p.poll.add(p.wake, kindWake, 0); err != nil {
 		return err
 	}
@@ -153,10 +159,14 @@ func openOr(fd, fallback int) int {
 }
 
 func (p *Pool) teardown() {
-	for _, fd := range []int{p.wake, p.devnull} {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
+	p.callMu.Lock()
+	if p.wake >= 0 {
+		unix.Close(p.wake)
+		p.wake = -1
+	}
+	p.callMu.Unlock()
+	if p.devnull >= 0 {
+		unix.Close(p.devnull)
 	}
 	if p.poll != nil {
 		p.poll.close()

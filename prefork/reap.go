@@ -91,10 +91,12 @@ func (p *Pool) noteExit(s *slot, exit string) {
 		return
 	case s.killed:
 		p.stats.Respawned++
+		p.replace++
 		p.log.Warn("killed child exited", "event", "killed", "slot", s.num, "pid", s.pid, "reason", s.reason, "exit", exit)
 		return
 	}
 	p.stats.Respawned++
+	p.replace++
 	if !s.helloed && p.cfg.Mode != Shared || age < youngAge {
 		p.backoff.fail(p.now, exit)
 		p.log.Error("worker died young", "event", "crash", "slot", s.num, "pid", s.pid,

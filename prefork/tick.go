@@ -98,15 +98,21 @@ func (p *Pool) scale() {
 		p.keepShared()
 		return
 	}
-	d := Scale(p.poolState(), p.cfg.limits(), p.ramp)
+	ps := p.poolState()
+	d := Scale(ps, p.cfg.limits(), p.ramp)
 	p.ramp = d.Ramp
 	p.stats.AtMax = d.AtMax
-	n := p.backoff.allows(p.now, d.Spawn)
-	for range n {
+	// A child that died unasked is replaced even if the scaler would not
+	// miss it: the pool keeps the size demand gave it.
+	want := max(d.Spawn, min(p.replace, p.cfg.MaxChildren-ps.Children))
+	started := 0
+	for range p.backoff.allows(p.now, want) {
 		if !p.start() {
 			break
 		}
+		started++
 	}
+	p.replace = max(p.replace-started, 0)
 	if d.Retire > 0 {
 		if n := p.highestIdle(p.gen); n >= 0 {
 			p.retire(p.slots[n], "too many idle")

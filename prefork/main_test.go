@@ -1,0 +1,226 @@
+package prefork_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/prefork/worker"
+)
+
+// envWorker switches the test binary into a child: TestMain runs the worker
+// it names instead of the tests.
+const envWorker = "ACTD_TEST_WORKER"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(envWorker); name != "" {
+		os.Exit(runTestWorker(name))
+	}
+	if os.Getenv(prefork.EnvSlot) != "" {
+		// Started by a pool without a worker name: never run the tests
+		// recursively.
+		fmt.Fprintln(os.Stderr, "test binary started as a child without", envWorker)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
+// runTestWorker plays one of the test children:
+//
+//	echo     answers "slot=K pid=P line\n" for the line a client sends
+//	slow     echo after ACTD_TEST_DELAY
+//	crash    exits 3 at once, before hello
+//	garbage  like echo, but the first child to claim ACTD_TEST_MARK sends garbage after hello
+//	hang     like echo, but the first child to claim ACTD_TEST_MARK stops reading its back-channel
+//	plain    shared mode: a plain accept loop that does not speak the protocol
+func runTestWorker(name string) int {
+	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
+	var err error
+	switch name {
+	case "crash":
+		return 3
+	case "garbage", "hang":
+		if claimMark() {
+			return misbehave(name)
+		}
+		err = worker.Serve(context.Background(), echo(delay))
+	default:
+		err = worker.Serve(context.Background(), echo(delay))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test worker:", err)
+		return 1
+	}
+	return 0
+}
+
+// claimMark reports whether this child is the first to create the mark file.
+func claimMark() bool {
+	f, err := os.OpenFile(os.Getenv("ACTD_TEST_MARK"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	fmt.Fprintln(f, os.Getpid())
+	f.Close()
+	return true
+}
+
+// misbehave speaks the protocol's hello and idle, then goes wrong.
+func misbehave(how string) int {
+	env, err := worker.FromEnv()
+	if err != nil {
+		return 1
+	}
+	send := func(b []byte) { unix.Write(env.Channel, b) }
+	var buf [prefork.MessageSize]byte
+	send(prefork.Message{Type: prefork.Hello, Value: uint32(os.Getpid())}.Encode(buf[:]))
+	send(prefork.Message{Type: prefork.Idle}.Encode(buf[:]))
+	if how == "garbage" {
+		send([]byte("HELLO MASTER, I AM GARBAGE"))
+	}
+	time.Sleep(time.Hour) // hang: never read orders or pings
+	return 0
+}
+
+func echo(delay time.Duration) worker.Handler {
+	id := "slot=" + os.Getenv(prefork.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
+	return func(c net.Conn) {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return
+		}
+		time.Sleep(delay)
+		fmt.Fprintf(c, "%s %s", id, line)
+	}
+}
+
+// testPool is a running pool of test children on 127.0.0.1:0.
+type testPool struct {
+	*prefork.Pool
+	program prefork.Program
+	addr    string
+	cancel  context.CancelFunc
+	runErr  chan error
+}
+
+// startPool starts a pool whose children run the test worker name.
+func startPool(t *testing.T, cfg prefork.Config, name string, env ...string) *testPool {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := dupListener(t, ln)
+	cfg.Program = prefork.Program{Path: "/proc/self/exe",
+		Args: []string{"prefork.test"},
+		Env:  append(os.Environ(), append(env, envWorker+"="+name)...)}
+	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tp := &testPool{Pool: p, program: cfg.Program, addr: ln.Addr().String(), cancel: cancel, runErr: make(chan error, 1)}
+	ln.Close()
+	go func() { tp.runErr <- p.Run(ctx) }()
+	t.Cleanup(func() { tp.stop(t) })
+	select {
+	case <-p.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("pool not ready after 10s")
+	}
+	return tp
+}
+
+// reload reloads with cfg and the pool's test worker.
+func (tp *testPool) reload(cfg prefork.Config) (<-chan struct{}, error) {
+	cfg.Program = tp.program
+	return tp.Reload(cfg)
+}
+
+// stop cancels the pool and waits for Run to return.
+func (tp *testPool) stop(t *testing.T) {
+	tp.cancel()
+	select {
+	case err := <-tp.runErr:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		tp.runErr <- err // for a second stop
+	case <-time.After(15 * time.Second):
+		t.Error("Run did not return 15s after stop")
+	}
+}
+
+// dupListener takes ln's fd the way activation does: a duplicate, so ln can close.
+func dupListener(t *testing.T, ln net.Listener) int {
+	t.Helper()
+	rc, err := ln.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	rc.Control(func(raw uintptr) { fd, err = unix.FcntlInt(raw, unix.F_DUPFD_CLOEXEC, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd
+}
+
+// request sends line to the pool and returns the answer "slot=K pid=P line".
+func request(addr, line string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := fmt.Fprintln(c, line); err != nil {
+		return "", err
+	}
+	ans, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(ans), err
+}
+
+// eventually polls cond until it holds or 15 seconds pass.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 15s: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func snapshot(t *testing.T, p *testPool) prefork.Snapshot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := p.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	return s
+}
+
+// fastConfig is a config with short periods for tests.
+func fastConfig(mode prefork.Mode) prefork.Config {
+	c := prefork.DefaultConfig()
+	c.Mode = mode
+	c.ScalePeriod = 50 * time.Millisecond
+	c.PingInterval = 200 * time.Millisecond
+	c.PingTimeout = 500 * time.Millisecond
+	c.StartTimeout = 5 * time.Second
+	c.GracefulTimeout = 10 * time.Second
+	return c
+}

@@ -1,0 +1,264 @@
+package prefork_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/actd/actd/prefork"
+)
+
+var protocolModes = []prefork.Mode{prefork.Dispatch, prefork.Exclusive}
+
+// TestEveryConnectionServedOnce sends 300 numbered requests, 6 at a time,
+// and checks each got exactly its own answer.
+func TestEveryConnectionServedOnce(t *testing.T) {
+	for _, mode := range append(protocolModes, prefork.Shared) {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren, cfg.MaxChildren = 3, 6
+			p := startPool(t, cfg, "echo")
+			const n, conc = 300, 6
+			answers := make([]string, n)
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, conc)
+			for i := range n {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					ans, err := request(p.addr, fmt.Sprintf("req-%d", i))
+					if err != nil {
+						ans = "error: " + err.Error()
+					}
+					answers[i] = ans
+				}()
+			}
+			wg.Wait()
+			for i, a := range answers {
+				if want := fmt.Sprintf(" req-%d", i); !strings.HasSuffix(a, want) {
+					t.Errorf("request %d: got %q, want an answer ending %q", i, a, want)
+				}
+			}
+			if mode != prefork.Shared {
+				if got := snapshot(t, p).Stats.Served; got != n {
+					t.Errorf("served = %d, want %d", got, n)
+				}
+			}
+		})
+	}
+}
+
+// TestHotSlot: under light sequential load (a few milliseconds between
+// requests, so the child has reported idle again) the same child serves every
+// connection: in dispatch mode the lowest slot; in exclusive mode the child
+// the kernel wakes first, the earliest to register with EPOLLEXCLUSIVE.
+func TestHotSlot(t *testing.T) {
+	for _, mode := range protocolModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 4, 3, 4
+			p := startPool(t, cfg, "echo")
+			servers := map[string]int{}
+			for i := range 100 {
+				ans, err := request(p.addr, fmt.Sprint(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				servers[strings.Join(strings.Fields(ans)[:2], " ")]++
+				time.Sleep(5 * time.Millisecond)
+			}
+			if len(servers) != 1 {
+				t.Errorf("100 sequential requests served by %v, want one child", servers)
+			}
+			for who := range servers {
+				if mode == prefork.Dispatch && !strings.HasPrefix(who, "slot=0 ") {
+					t.Errorf("served by %s, want slot 0", who)
+				}
+			}
+		})
+	}
+}
+
+// TestBurstGrowsAndShrinks: a burst of slow connections grows the pool to
+// max-children; afterwards it shrinks back to max-spare idle children.
+func TestBurstGrowsAndShrinks(t *testing.T) {
+	for _, mode := range protocolModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare, cfg.MaxChildren = 1, 1, 2, 8
+			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=400ms")
+			var wg sync.WaitGroup
+			errs := make(chan error, 24)
+			for i := range 24 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := request(p.addr, fmt.Sprint(i)); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			peak := 0
+			eventually(t, "pool reaches max-children", func() bool {
+				peak = max(peak, snapshot(t, p).Children)
+				return peak == cfg.MaxChildren
+			})
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Errorf("request: %v", err)
+			}
+			eventually(t, "pool shrinks to max-spare", func() bool {
+				s := snapshot(t, p)
+				return s.Idle <= cfg.MaxSpare && s.Busy == 0 && s.Draining == 0
+			})
+			if s := snapshot(t, p); s.Children > cfg.MaxSpare || s.Children < cfg.MinChildren {
+				t.Errorf("after the burst: %d children, want between %d and %d", s.Children, cfg.MinChildren, cfg.MaxSpare)
+			}
+		})
+	}
+}
+
+// TestKilledChildReplaced: SIGKILL a child; a new one takes its slot and the
+// pool keeps serving.
+func TestKilledChildReplaced(t *testing.T) {
+	for _, mode := range append(protocolModes, prefork.Shared) {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren = 2
+			p := startPool(t, cfg, "echo")
+			victim := snapshot(t, p).Slots[0]
+			if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "slot 0 has a new child", func() bool {
+				s := snapshot(t, p)
+				return len(s.Slots) > 0 && s.Slots[0].Slot == 0 && s.Slots[0].PID != victim.PID && s.Slots[0].State != "K"
+			})
+			if _, err := request(p.addr, "after"); err != nil {
+				t.Errorf("request after the kill: %v", err)
+			}
+			if got := snapshot(t, p).Stats.Respawned; got != 1 {
+				t.Errorf("respawned = %d, want 1", got)
+			}
+		})
+	}
+}
+
+// TestMisbehavingChildKilled: a child that sends garbage, or stops answering
+// its back-channel, is killed and replaced while the others keep serving.
+func TestMisbehavingChildKilled(t *testing.T) {
+	for _, tc := range []struct{ worker, counter string }{{"garbage", "garbage"}, {"hang", "hung"}} {
+		for _, mode := range protocolModes {
+			t.Run(tc.worker+"/"+mode.String(), func(t *testing.T) {
+				cfg := fastConfig(mode)
+				cfg.StartChildren = 3
+				mark := filepath.Join(t.TempDir(), "mark")
+				p := startPool(t, cfg, tc.worker, "ACTD_TEST_MARK="+mark)
+				eventually(t, "the misbehaving child is killed", func() bool {
+					st := snapshot(t, p).Stats
+					return st.Garbage+st.Hung > 0
+				})
+				for i := range 20 {
+					if _, err := request(p.addr, fmt.Sprint(i)); err != nil {
+						t.Fatalf("request %d: %v", i, err)
+					}
+				}
+				st := snapshot(t, p).Stats
+				if tc.counter == "garbage" && st.Garbage != 1 || tc.counter == "hung" && st.Hung != 1 {
+					t.Errorf("garbage, hung = %d, %d; want one %s", st.Garbage, st.Hung, tc.counter)
+				}
+			})
+		}
+	}
+}
+
+// TestCrashingWorkerBacksOff: a worker that dies at start is restarted with
+// growing delays, not in a loop, and the snapshot says so.
+func TestCrashingWorkerBacksOff(t *testing.T) {
+	cfg := fastConfig(prefork.Dispatch)
+	cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 4, 4, 8
+	cfg.StartTimeout = 300 * time.Millisecond // let Ready fire though nothing starts
+	p := startPool(t, cfg, "crash")
+	time.Sleep(2 * time.Second)
+	s := snapshot(t, p)
+	// 4 at start, then one try per backoff step: 100ms, 200ms, 400ms, 800ms...
+	if s.Stats.Spawned > 10 {
+		t.Errorf("spawned %d children in 2s of crashing, want at most 10", s.Stats.Spawned)
+	}
+	if s.Failures < 4 || !strings.Contains(s.LastExit, "exit status 3") {
+		t.Errorf("failures = %d, last exit %q; want at least 4 and exit status 3", s.Failures, s.LastExit)
+	}
+}
+
+// TestDrainOnStop: stopping the pool with slow connections in flight lets
+// every one of them finish.
+func TestDrainOnStop(t *testing.T) {
+	for _, mode := range protocolModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren, cfg.MaxChildren = 6, 6
+			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=700ms")
+			var wg sync.WaitGroup
+			errs := make(chan error, 6)
+			for i := range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if ans, err := request(p.addr, fmt.Sprint(i)); err != nil || !strings.HasSuffix(ans, fmt.Sprint(" ", i)) {
+						errs <- fmt.Errorf("request %d: %q, %v", i, ans, err)
+					}
+				}()
+			}
+			eventually(t, "6 busy", func() bool { return snapshot(t, p).Busy == 6 })
+			p.stop(t)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestReload: a reload starts a new generation with new PIDs and retires the
+// old one, while requests keep being served.
+func TestReload(t *testing.T) {
+	for _, mode := range append(protocolModes, prefork.Shared) {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren = 2
+			p := startPool(t, cfg, "echo")
+			old := map[int]bool{}
+			for _, s := range snapshot(t, p).Slots {
+				old[s.PID] = true
+			}
+			ready, err := p.reload(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-ready
+			eventually(t, "only new children", func() bool {
+				s := snapshot(t, p)
+				for _, sl := range s.Slots {
+					if old[sl.PID] || sl.Generation != 2 {
+						return false
+					}
+				}
+				return len(s.Slots) >= 1
+			})
+			if _, err := request(p.addr, "after reload"); err != nil {
+				t.Errorf("request after reload: %v", err)
+			}
+			cfg.Mode = (mode + 1) % 3
+			if _, err := p.reload(cfg); err == nil {
+				t.Errorf("Reload to mode %v: no error, want one", cfg.Mode)
+			}
+		})
+	}
+}
