@@ -109,7 +109,7 @@ func TestMaintainerScriptText(t *testing.T) {
 			"\tdeb-systemd-invoke stop actd.socket actd.service 'actd@*.socket' 'actd@*.service' >/dev/null || true",
 		}},
 		{"postrm", []string{
-			"\tsystemctl --system daemon-reload >/dev/null || true",
+			"\t\tsystemctl --system daemon-reload >/dev/null || true",
 			"\tdeb-systemd-helper mask actd.socket actd.service >/dev/null || true",
 			"\t\tdeb-systemd-helper purge actd.socket actd.service >/dev/null || true",
 		}},
