@@ -41,7 +41,8 @@ const (
 // ActdBox is a box with the actd package installed.
 type ActdBox struct {
 	*Box
-	Bus *sddbus.Conn
+	Bus  *sddbus.Conn
+	dial dialer // reaches the box's network
 }
 
 // Pool describes how a test sets up the default pool before its socket
@@ -64,12 +65,23 @@ func (p Pool) Addr() string {
 	return fmt.Sprintf("127.0.0.1:%d", p.Port)
 }
 
-// NewActdBox boots a box and installs the package built from this tree.
+// NewActdBox boots a box on the host's network and installs the package
+// built from this tree.
 func NewActdBox(t *testing.T) *ActdBox {
 	t.Helper()
+	return NewActdBoxWith(t, BoxConfig{})
+}
+
+// NewActdBoxWith boots a box as cfg says and installs the package built
+// from this tree.
+func NewActdBoxWith(t *testing.T, cfg BoxConfig) *ActdBox {
+	t.Helper()
 	deb := buildDeb(t, "")
-	b := NewBox(t)
-	a := &ActdBox{Box: b, Bus: b.Bus()}
+	b := NewBoxWith(t, cfg)
+	a := &ActdBox{Box: b, Bus: b.Bus(), dial: hostDial}
+	if cfg.OwnNetwork {
+		a.dial = b.Dial
+	}
 	b.InstallDeb(deb)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -107,12 +119,17 @@ func socketDropIn(port int) []byte {
 // not answered or the unit does not become active, and returns the state.
 func (a *ActdBox) Activate(addr, unit string) ServiceState {
 	a.t.Helper()
-	if _, err := get(addr, 30*time.Second); err != nil {
+	if _, err := a.Get(addr, 30*time.Second); err != nil {
 		a.t.Fatalf("first request to %s: %v\n%s", addr, err, a.Journal(unit))
 	}
 	return waitService(a.t, a.Bus, unit, 10*time.Second, "active", func(s ServiceState) bool {
 		return s.ActiveState == "active"
 	})
+}
+
+// Get sends one request to addr in the box's network; see get.
+func (a *ActdBox) Get(addr string, timeout time.Duration) (Answer, error) {
+	return getVia(a.dial, addr, timeout)
 }
 
 // WaitPoolLine waits up to timeout until unit's StatusText is a pool line

@@ -4,12 +4,16 @@ package integration
 
 // bootScript is run by bash as the first process of the box's new namespaces
 // (unshare --pid --fork --mount --uts --ipc --cgroup); $1 is an empty
-// directory for the box's root tmpfs, $2 the box's name. It builds an overlay
+// directory for the box's root tmpfs, $2 the box's name, $3 "own" when the
+// box has its own network namespace (unshare --net). It builds an overlay
 // of the host's / with a tmpfs upper layer, pivot_roots into it and only
 // then execs systemd. See ../shared/notes/real-systemd.md: systemd must never
 // see the host's root, or its tmpfiles empty the host's /tmp.
 const bootScript = `set -eu
 R=$1
+if [ "$3" = own ]; then
+	ip link set lo up
+fi
 mount --make-rprivate /
 mount -t tmpfs -o size=4g,mode=700 tmpfs "$R"
 mkdir -p "$R/upper" "$R/work" "$R/root"

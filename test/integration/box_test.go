@@ -39,11 +39,26 @@ type Box struct {
 // boxNameClean turns a test name into a cgroup and host name.
 var boxNameClean = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
 
-// NewBox boots a box for t and waits until its systemd reports running or
-// degraded. It skips t when this host cannot boot one (see requireBoxTools
-// and newBoxCgroup) and fails t when the boot fails. The box is killed and
-// its cgroups removed in t.Cleanup, whatever the test's outcome.
+// BoxConfig says how a box differs from the default.
+type BoxConfig struct {
+	// OwnNetwork gives the box its own network namespace with only lo, up.
+	// Reach it with Box.Dial. By default the box shares the host's network.
+	OwnNetwork bool
+}
+
+// NewBox boots a box for t that shares the host's network and waits until
+// its systemd reports running or degraded. See NewBoxWith.
 func NewBox(t *testing.T) *Box {
+	t.Helper()
+	return NewBoxWith(t, BoxConfig{})
+}
+
+// NewBoxWith boots a box for t as cfg says and waits until its systemd
+// reports running or degraded. It skips t when this host cannot boot one
+// (see requireBoxTools and newBoxCgroup) and fails t when the boot fails.
+// The box is killed and its cgroups removed in t.Cleanup, whatever the
+// test's outcome.
+func NewBoxWith(t *testing.T, cfg BoxConfig) *Box {
 	t.Helper()
 	requireBoxTools(t)
 	name := strings.ToLower(strings.Trim(boxNameClean.ReplaceAllString(t.Name(), "-"), "-"))
@@ -53,7 +68,7 @@ func NewBox(t *testing.T) *Box {
 	b := &Box{Name: name, t: t, exited: make(chan struct{}), log: new(logBuffer)}
 	b.cgroup = newBoxCgroup(t, name) // its cleanup runs after the kill below
 	dir := t.TempDir()
-	b.start(dir)
+	b.start(dir, cfg)
 	t.Cleanup(b.kill)
 	if err := b.waitBooted(); err != nil {
 		t.Fatalf("boot box %s: %v\nboot log:\n%s", name, err, b.log)
@@ -63,7 +78,7 @@ func NewBox(t *testing.T) *Box {
 }
 
 // start launches unshare with the boot script inside the box's cgroup.
-func (b *Box) start(dir string) {
+func (b *Box) start(dir string, cfg BoxConfig) {
 	t := b.t
 	script := filepath.Join(dir, "boot")
 	if err := os.WriteFile(script, []byte(bootScript), 0o700); err != nil {
@@ -78,8 +93,13 @@ func (b *Box) start(dir string) {
 		t.Fatalf("open box cgroup: %v", err)
 	}
 	defer cg.Close()
-	cmd := exec.Command("unshare", "--pid", "--fork", "--kill-child", "--mount", "--uts",
-		"--ipc", "--cgroup", "bash", script, root, b.Name)
+	args := []string{"--pid", "--fork", "--kill-child", "--mount", "--uts", "--ipc", "--cgroup"}
+	network := "host"
+	if cfg.OwnNetwork {
+		args = append(args, "--net")
+		network = "own"
+	}
+	cmd := exec.Command("unshare", append(args, "bash", script, root, b.Name, network)...)
 	cmd.Stdin = nil
 	cmd.Stdout = b.log
 	cmd.Stderr = cmd.Stdout

@@ -14,8 +14,10 @@ import (
 // is served; systemctl status and the D-Bus StatusText show the pool line;
 // actd status in the box shows the scoreboard.
 func TestInstallAndActivate(t *testing.T) {
-	a := NewActdBox(t)
-	pool := Pool{} // the package's own address, 127.0.0.1:7333
+	// The package's own address, 127.0.0.1:7333, in the box's own network:
+	// the host may use that port.
+	a := NewActdBoxWith(t, BoxConfig{OwnNetwork: true})
+	pool := Pool{}
 	if got := unitActiveState(t, a.Bus, socketUnit); got != "inactive" {
 		t.Errorf("%s right after install: got %s, want inactive (nothing starts on install)", socketUnit, got)
 	}
@@ -27,7 +29,7 @@ func TestInstallAndActivate(t *testing.T) {
 	if got := unitActiveState(t, a.Bus, serviceUnit); got != "inactive" {
 		t.Errorf("%s before the first connection: got %s, want inactive", serviceUnit, got)
 	}
-	answer, err := get(pool.Addr(), 30*time.Second)
+	answer, err := a.Get(pool.Addr(), 30*time.Second)
 	if err != nil {
 		t.Fatalf("first request: %v\n%s", err, a.Journal(serviceUnit))
 	}

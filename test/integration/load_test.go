@@ -39,7 +39,20 @@ type Answer struct {
 // error: ECONNREFUSED (errors.Is) when nothing listens, another error when the
 // connection fails or the answer is not the built-in handler's.
 func get(addr string, timeout time.Duration) (Answer, error) {
-	conn, err := net.DialTimeout("tcp", addr, timeout)
+	return getVia(hostDial, addr, timeout)
+}
+
+// dialer opens a TCP connection to addr within timeout.
+type dialer func(addr string, timeout time.Duration) (net.Conn, error)
+
+// hostDial dials from the host's network namespace.
+func hostDial(addr string, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", addr, timeout)
+}
+
+// getVia is get over a connection that dial opens.
+func getVia(dial dialer, addr string, timeout time.Duration) (Answer, error) {
+	conn, err := dial(addr, timeout)
 	if err != nil {
 		return Answer{}, err
 	}
