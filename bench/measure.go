@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// memorySampleEvery is the period of memory sampling during a run.
+const memorySampleEvery = 250 * time.Millisecond
+
+// runMeasure is what one measured run observed.
+type runMeasure struct {
+	wrk         wrkResult
+	conns       uint64 // TCP connections accepted during the run (TcpPassiveOpens)
+	masterTicks uint64 // CPU ticks the server's main process used during the run
+	peakTree    memory // largest total memory of the process tree seen
+	peakMaster  memory // largest memory of the main process seen
+	peakProcs   int    // most processes seen in the tree
+}
+
+// masterCPUPer returns the main process's CPU time per connection for loads
+// without keep-alive and per request with it, in microseconds.
+func (m runMeasure) masterCPUPer(l load) float64 {
+	denom := float64(m.conns)
+	if l.keepAlive {
+		denom = float64(m.wrk.requests)
+	}
+	if denom == 0 {
+		return 0
+	}
+	return float64(m.masterTicks*clockTick) / denom
+}
+
+// measureRun runs wrk once against p for d while sampling the memory of its
+// process tree. It returns what it saw, or an error if wrk failed or the
+// server's process vanished.
+func measureRun(ctx context.Context, w wrkRunner, p *serverProc, l load, d time.Duration) (runMeasure, error) {
+	before, err := readStat(p.pid())
+	if err != nil {
+		return runMeasure{}, fmt.Errorf("%s: read stat: %w", p.name, err)
+	}
+	opens, err := passiveOpens()
+	if err != nil {
+		return runMeasure{}, err
+	}
+	var m runMeasure
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { m.sampleMemory(p.pid(), stop) })
+	m.wrk, err = w.run(ctx, p.url(), l, d)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return runMeasure{}, err
+	}
+	after, err := readStat(p.pid())
+	if err != nil {
+		return runMeasure{}, fmt.Errorf("%s: gone after the run: %w", p.name, err)
+	}
+	opensAfter, err := passiveOpens()
+	if err != nil {
+		return runMeasure{}, err
+	}
+	m.masterTicks, m.conns = after.ticks-before.ticks, opensAfter-opens
+	return m, nil
+}
+
+// sampleMemory records the peak memory of the tree rooted at pid until stop
+// closes.
+func (m *runMeasure) sampleMemory(pid int, stop <-chan struct{}) {
+	tick := time.NewTicker(memorySampleEvery)
+	defer tick.Stop()
+	for {
+		total, n := treeMemory(pid)
+		master := processMemory(pid)
+		m.peakTree.rss = max(m.peakTree.rss, total.rss)
+		m.peakTree.pss = max(m.peakTree.pss, total.pss)
+		m.peakMaster.rss = max(m.peakMaster.rss, master.rss)
+		m.peakMaster.pss = max(m.peakMaster.pss, master.pss)
+		m.peakProcs = max(m.peakProcs, n)
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// options are the suite's settings, from the command line.
+type options struct {
+	runs       int           // measured runs per server and load
+	duration   time.Duration // length of one measured run
+	warmup     time.Duration // unmeasured load before the runs
+	slowWarmup time.Duration // warm-up for the slow load, so scalers reach capacity
+	idle       time.Duration // idle CPU window
+	servers    []string      // servers to measure, by name
+	loads      []string      // loads to run, by name
+	ramp       []string      // servers for the scaling ramp; empty skips it
+	rampTiming rampTiming
+	install    bool   // apt-get install missing peers
+	out        string // markdown file to update; "" prints only
+	plot       string // PNG file for the ramp; "" skips the plot
+	keepDir    bool   // keep the work directory (configs, logs) for debugging
+}
+
+// allServers lists every server the suite knows, in table order.
+var allServers = []string{"actd-dispatch", "actd-exclusive", "baseline", "apache-prefork", "gunicorn", "socket-activate"}
+
+// parseOptions reads args. It returns an error for an unknown flag, a
+// non-positive count or duration, or an unknown server or load name.
+func parseOptions(args []string) (options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var o options
+	var servers, loadNames, rampServers string
+	quick := fs.Bool("quick", false, "short smoke run: 1 s runs, short ramp, writes no docs")
+	fs.IntVar(&o.runs, "runs", 3, "measured runs per server and load (median and min-max reported)")
+	fs.DurationVar(&o.duration, "duration", 4*time.Second, "length of one measured run")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before the runs")
+	fs.DurationVar(&o.slowWarmup, "slow-warmup", 3*time.Second, "warm-up before the slow-handler runs")
+	fs.DurationVar(&o.idle, "idle", 10*time.Second, "idle window for the idle CPU measurement (0: skip it)")
+	fs.StringVar(&servers, "servers", strings.Join(allServers, ","), "comma-separated servers to measure")
+	fs.StringVar(&loadNames, "loads", strings.Join(loadNamesList(), ","), "comma-separated loads to run")
+	fs.StringVar(&rampServers, "ramp", "actd-dispatch,apache-prefork", "comma-separated servers for the scaling ramp (empty: skip)")
+	fs.BoolVar(&o.install, "install", true, "apt-get install missing peers (wrk, apache2, python3-gunicorn, systemd, gcc)")
+	fs.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown file whose results section is rewritten (empty: print only)")
+	fs.StringVar(&o.plot, "plot", "docs/scaling.png", "PNG file for the scaling ramp (empty: no plot)")
+	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	o.rampTiming = defaultRampTiming
+	if *quick {
+		o.runs, o.duration, o.warmup, o.slowWarmup, o.idle = 1, time.Second, time.Second, time.Second, 2*time.Second
+		o.rampTiming = quickRampTiming
+		o.out, o.plot = "", ""
+	}
+	return o, o.setLists(servers, loadNames, rampServers)
+}
+
+// setLists parses and checks the comma-separated name lists. It returns an
+// error naming the first unknown name or a bad count or duration.
+func (o *options) setLists(servers, loadNames, rampServers string) error {
+	if o.runs < 1 || o.duration <= 0 || o.idle < 0 {
+		return fmt.Errorf("-runs and -duration must be positive, -idle not negative")
+	}
+	var err error
+	if o.servers, err = pickNames(servers, allServers); err != nil {
+		return fmt.Errorf("-servers: %w", err)
+	}
+	if o.loads, err = pickNames(loadNames, loadNamesList()); err != nil {
+		return fmt.Errorf("-loads: %w", err)
+	}
+	if o.ramp, err = pickNames(rampServers, allServers); err != nil {
+		return fmt.Errorf("-ramp: %w", err)
+	}
+	return nil
+}
+
+// pickNames splits list at commas and checks every name against known. It
+// returns the names in list order, or an error naming an unknown one.
+func pickNames(list string, known []string) ([]string, error) {
+	var names []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("unknown name %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Markers around the part of docs/benchmarks.md the suite rewrites.
+const (
+	beginMarker = "<!-- bench:begin: written by `go run ./bench`; edits up to bench:end are overwritten -->"
+	endMarker   = "<!-- bench:end -->"
+)
+
+// report is everything one run of the suite measured.
+type report struct {
+	opts     options
+	facts    []fact
+	tools    *tools
+	cells    []cell
+	idle     []idleMeasure
+	ramps    []rampResult
+	elapsed  time.Duration
+	plotName string // file name of the plot next to the markdown, or ""
+}
+
+// markdown renders the report, markers included.
+func (r report) markdown() string {
+	var b strings.Builder
+	b.WriteString(beginMarker + "\n\n")
+	r.writeHeader(&b)
+	r.writeTargets(&b)
+	r.writeLoads(&b)
+	r.writeIdle(&b)
+	r.writeRamps(&b)
+	r.writeNotes(&b)
+	b.WriteString(endMarker + "\n")
+	return b.String()
+}
+
+// writeHeader writes how the run was made and on what.
+func (r report) writeHeader(b *strings.Builder) {
+	o := r.opts
+	fmt.Fprintf(b, "Command: `go run ./bench` (%d runs of %v per server and load, after %v of warm-up, %v for the slow load; idle window %v). The whole run took %s.\n\n",
+		o.runs, o.duration, o.warmup, o.slowWarmup, o.idle, r.elapsed.Round(time.Second))
+	b.WriteString("| machine | |\n|---|---|\n")
+	for _, f := range r.facts {
+		fmt.Fprintf(b, "| %s | %s |\n", f.name, mdEscape(f.value))
+	}
+	b.WriteString("\n")
+}
+
+// writeNotes lists failures and unclean stops, so nothing goes missing.
+func (r report) writeNotes(b *strings.Builder) {
+	var notes []string
+	if r.tools.actdErr != nil {
+		notes = append(notes, "actd did not build: "+firstLineOf(r.tools.actdErr.Error()))
+	}
+	for _, c := range r.cells {
+		if c.err != nil {
+			notes = append(notes, fmt.Sprintf("%s, %s: failed: %s", c.server, c.load.name, firstLineOf(c.err.Error())))
+		}
+		if c.stop != nil {
+			notes = append(notes, fmt.Sprintf("%s, %s: %s", c.server, c.load.name, c.stop))
+		}
+	}
+	for _, m := range r.idle {
+		if m.err != nil {
+			notes = append(notes, fmt.Sprintf("%s, idle: %s", m.server, firstLineOf(m.err.Error())))
+		}
+	}
+	for _, rr := range r.ramps {
+		if rr.err != nil {
+			notes = append(notes, fmt.Sprintf("%s, ramp: %s", rr.server, firstLineOf(rr.err.Error())))
+		}
+		if rr.stop != nil {
+			notes = append(notes, fmt.Sprintf("%s, ramp: %s", rr.server, rr.stop))
+		}
+	}
+	if len(notes) == 0 {
+		b.WriteString("No server failed or had to be killed in this run.\n\n")
+		return
+	}
+	b.WriteString("### Failures in this run\n\n")
+	for _, n := range notes {
+		fmt.Fprintf(b, "- %s\n", mdEscape(n))
+	}
+	b.WriteString("\n")
+}
+
+// replaceResults puts text in place of the marked section of the file at
+// path, or appends it if the file has no markers, or creates the file. It
+// returns an error if the file cannot be read or written.
+func replaceResults(path, text string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	doc := string(old)
+	begin, end := strings.Index(doc, beginMarker), strings.Index(doc, endMarker)
+	switch {
+	case begin >= 0 && end > begin:
+		doc = doc[:begin] + text + strings.TrimPrefix(doc[end+len(endMarker):], "\n")
+	case doc == "":
+		doc = "# actd benchmarks\n\n" + text
+	default:
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + text
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
+}
+
+// firstLineOf returns s up to its first newline.
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// mdEscape keeps s from breaking a markdown table.
+func mdEscape(s string) string {
+	return strings.ReplaceAll(s, "|", `\|`)
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// setup is what one server start is configured for.
+type setup struct {
+	pool  pool
+	delay time.Duration // handler delay per request
+	port  int           // TCP port on 127.0.0.1
+	dir   string        // a fresh directory for this start's files
+}
+
+// command returns the command that starts server name for s, and the URL
+// path to request from it. It returns an error if the server's program is
+// unavailable or its files cannot be written.
+func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
+	switch name {
+	case "actd-dispatch", "actd-exclusive":
+		cmd, err := actdCommand(t, name[len("actd-"):], s)
+		return cmd, "/", err
+	case "baseline":
+		return baselineCommand(t, s), "/", nil
+	case "apache-prefork":
+		return apacheCommand(s)
+	case "gunicorn":
+		cmd, err := gunicornCommand(s)
+		return cmd, "/", err
+	case "socket-activate":
+		cmd, err := socketActivateCommand(t, s)
+		return cmd, "/", err
+	}
+	return nil, "", fmt.Errorf("unknown server %q", name)
+}
+
+// baselineCommand runs bench/baseline with the pool's fixed size.
+func baselineCommand(t *tools, s setup) *exec.Cmd {
+	return exec.Command(t.baseline,
+		"-listen", addr(s.port),
+		"-children", strconv.Itoa(s.pool.fixed),
+		"-delay", s.delay.String())
+}
+
+// socketActivateCommand runs systemd-socket-activate in inetd style: one
+// bench/responder process per connection, with no limit on their number.
+func socketActivateCommand(t *tools, s setup) (*exec.Cmd, error) {
+	if t.responder == "" {
+		return nil, fmt.Errorf("no responder: %v", t.responderErr)
+	}
+	return exec.Command("/usr/bin/systemd-socket-activate", "--accept",
+		"-l", addr(s.port), t.responder, strconv.FormatInt(s.delay.Milliseconds(), 10)), nil
+}
+
+// actdCommand runs actd with its built-in HTTP handler in accept mode mode
+// and a control socket in s.dir.
+func actdCommand(t *tools, mode string, s setup) (*exec.Cmd, error) {
+	if t.actd == "" {
+		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
+	}
+	return exec.Command(t.actd, actdArgs(mode, s)...), nil
+}
+
+// actdArgs returns actd's command line for mode and s.
+func actdArgs(mode string, s setup) []string {
+	return []string{
+		"--listen", addr(s.port),
+		"--accept", mode,
+		"--start-children", strconv.Itoa(s.pool.start),
+		"--min-spare", strconv.Itoa(s.pool.minSpare),
+		"--max-spare", strconv.Itoa(s.pool.maxSpare),
+		"--max-children", strconv.Itoa(s.pool.max),
+		"--handler-delay", s.delay.String(),
+		"--control-socket", controlSocket(s),
+	}
+}
+
+// controlSocket is the path of actd's control socket for s.
+func controlSocket(s setup) string { return s.dir + "/control.sock" }
+
+// addr is the loopback listening address for port.
+func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// serverHow describes how each server runs in the load tables.
+var serverHow = map[string]string{
+	"actd-dispatch":   "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
+	"actd-exclusive":  "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
+	"baseline":        "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop; no supervisor on the path",
+	"apache-prefork":  "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
+	"gunicorn":        "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
+	"socket-activate": "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
+}
+
+// writeServers writes the table of servers and their pool settings.
+func (r report) writeServers(b *strings.Builder) {
+	b.WriteString("| server | how it runs |\n|---|---|\n")
+	for _, s := range r.opts.servers {
+		fmt.Fprintf(b, "| %s | %s |\n", s, serverHow[s])
+	}
+	fmt.Fprintf(b, "\nPools: actd `--start-children %d --min-spare %d --max-spare %d --max-children %d` and Apache `StartServers %[1]d MinSpareServers %[2]d MaxSpareServers %[3]d MaxRequestWorkers %[4]d`; baseline and gunicorn run a fixed %[5]d processes (%[6]d for the slow load).\n\n",
+		fastPool.start, fastPool.minSpare, fastPool.maxSpare, fastPool.max, fastPool.fixed, slowPool.fixed)
+}
+
+// writeLoads writes one table per load.
+func (r report) writeLoads(b *strings.Builder) {
+	b.WriteString("### Loads\n\n")
+	r.writeServers(b)
+	fmt.Fprintf(b, "Each cell: median (min–max) of %d runs. Latency as wrk measures it (from the request's first byte written; connect time not included). Errors: wrk's connect, read, write, timeout and non-2xx counts per run. Memory: the largest sum over the server's process tree seen during a run (sampled every %v). Master CPU: user+system time of the server's main process during the run (in 10 ms ticks) divided by the connections the kernel accepted in that time (TcpPassiveOpens), or by requests for the keep-alive load.\n\n",
+		r.opts.runs, memorySampleEvery)
+	for _, name := range r.opts.loads {
+		l, _ := loadByName(name)
+		fmt.Fprintf(b, "#### %s\n\n", l.title())
+		per := "conn"
+		if l.keepAlive {
+			per = "request"
+		}
+		fmt.Fprintf(b, "| server | requests/s | p50 ms | p99 ms | errors | processes | tree RSS MB | tree PSS MB | master RSS MB | master CPU µs/%s |\n", per)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, c := range r.cells {
+			if c.load.name == name {
+				b.WriteString(c.row() + "\n")
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// row renders c as one table row.
+func (c cell) row() string {
+	if c.err != nil || len(c.runs) == 0 {
+		return fmt.Sprintf("| %s | failed (see below) | | | | | | | | |", c.server)
+	}
+	col := func(f func(runMeasure) float64, verb string) string {
+		xs := make([]float64, len(c.runs))
+		for i, m := range c.runs {
+			xs[i] = f(m)
+		}
+		return spread(xs, verb)
+	}
+	cols := []string{
+		c.server,
+		col(func(m runMeasure) float64 { return m.wrk.rate() }, "%.0f"),
+		col(func(m runMeasure) float64 { return ms(m.wrk.p50.Seconds()) }, "%.2f"),
+		col(func(m runMeasure) float64 { return ms(m.wrk.p99.Seconds()) }, "%.2f"),
+		col(func(m runMeasure) float64 { return float64(m.wrk.errors) }, "%.0f"),
+		col(func(m runMeasure) float64 { return float64(m.peakProcs) }, "%.0f"),
+		col(func(m runMeasure) float64 { return mb(m.peakTree.rss) }, "%.1f"),
+		col(func(m runMeasure) float64 { return mb(m.peakTree.pss) }, "%.1f"),
+		col(func(m runMeasure) float64 { return mb(m.peakMaster.rss) }, "%.1f"),
+		col(func(m runMeasure) float64 { return m.masterCPUPer(c.load) }, "%.1f"),
+	}
+	return "| " + strings.Join(cols, " | ") + " |"
+}
+
+// writeIdle writes the idle table.
+func (r report) writeIdle(b *strings.Builder) {
+	if len(r.idle) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Idle\n\nAll servers started at once with the pools above, left alone for %v, then measured for %v with nobody connecting. Wake-ups: times the main process's threads were put on a CPU (schedstat), a finer measure than CPU ticks.\n\n", idleSettle, r.opts.idle)
+	b.WriteString("| server | processes | master CPU ms | master wake-ups/s | tree CPU ms | master RSS MB | tree RSS MB | tree PSS MB |\n|---|---|---|---|---|---|---|---|\n")
+	for _, m := range r.idle {
+		if m.err != nil {
+			fmt.Fprintf(b, "| %s | failed (see below) | | | | | | |\n", m.server)
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %.1f | %d | %.1f | %.1f | %.1f |\n", m.server, m.procs,
+			m.masterTicks*clockTick/1000, float64(m.masterRuns)/m.window.Seconds(), m.treeTicks*clockTick/1000,
+			mb(m.master.rss), mb(m.tree.rss), mb(m.tree.pss))
+	}
+	b.WriteString("\n")
+}
+
+// ms converts seconds to milliseconds.
+func ms(seconds float64) float64 { return seconds * 1000 }
+
+// mb converts bytes to MiB.
+func mb(bytes uint64) float64 { return float64(bytes) / (1 << 20) }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// idleCPUTarget is the most CPU an idle actd master may use to count as
+// "no measurable CPU": one 10 ms tick per 10 s window (0.1%).
+const idleCPUTarget = 0.001
+
+// masterRSSTarget is issue 2's bound on the actd master's memory.
+const masterRSSTarget = 20 << 20
+
+// writeTargets writes issue 2's performance targets next to what was
+// measured. Targets are reported, not asserted.
+func (r report) writeTargets(b *strings.Builder) {
+	b.WriteString("### Targets (issue 2)\n\n| target | measured | met |\n|---|---|---|\n")
+	for _, name := range []string{"close-1", "close-8", "close-64", "keepalive-8"} {
+		r.ratioRow(b, "actd-exclusive", name, 0.95)
+	}
+	r.ratioRow(b, "actd-dispatch", "close-8", 0.8)
+	for _, mode := range []string{"actd-dispatch", "actd-exclusive"} {
+		r.masterRSSRow(b, mode)
+		r.idleRow(b, mode)
+	}
+	b.WriteString("\nRatios compare median requests/s against the baseline in the same run.\n\n")
+}
+
+// ratioRow writes server's median rate over the baseline's for a load.
+func (r report) ratioRow(b *strings.Builder, server, loadName string, want float64) {
+	target := fmt.Sprintf("%s ≥ %.2f× baseline, %s", server, want, loadName)
+	got, base := r.medianRate(server, loadName), r.medianRate("baseline", loadName)
+	if got == 0 || base == 0 {
+		fmt.Fprintf(b, "| %s | not measured | – |\n", target)
+		return
+	}
+	ratio := got / base
+	fmt.Fprintf(b, "| %s | %.2f× (%.0f vs %.0f req/s) | %s |\n", target, ratio, got, base, yesNo(ratio >= want))
+}
+
+// medianRate returns the median requests/s of server under a load, or 0.
+func (r report) medianRate(server, loadName string) float64 {
+	for _, c := range r.cells {
+		if c.server == server && c.load.name == loadName && c.err == nil && len(c.runs) > 0 {
+			rates := make([]float64, len(c.runs))
+			for i, m := range c.runs {
+				rates[i] = m.wrk.rate()
+			}
+			return summarize(rates).median
+		}
+	}
+	return 0
+}
+
+// masterRSSRow writes the largest master RSS of server over all loads.
+func (r report) masterRSSRow(b *strings.Builder, server string) {
+	target := server + " master RSS ≤ 20 MB (largest seen under any load)"
+	var peak uint64
+	for _, c := range r.cells {
+		if c.server == server {
+			for _, m := range c.runs {
+				peak = max(peak, m.peakMaster.rss)
+			}
+		}
+	}
+	if peak == 0 {
+		fmt.Fprintf(b, "| %s | not measured | – |\n", target)
+		return
+	}
+	fmt.Fprintf(b, "| %s | %.1f MB | %s |\n", target, mb(peak), yesNo(peak <= masterRSSTarget))
+}
+
+// idleRow writes the idle CPU of server's master.
+func (r report) idleRow(b *strings.Builder, server string) {
+	target := server + " idle master uses no measurable CPU"
+	for _, m := range r.idle {
+		if m.server != server || m.err != nil {
+			continue
+		}
+		used := time.Duration(m.masterTicks*clockTick) * time.Microsecond
+		share := used.Seconds() / m.window.Seconds()
+		fmt.Fprintf(b, "| %s | %v CPU in %v (%.2f%%), %.1f wake-ups/s | %s |\n", target, used, m.window, share*100,
+			float64(m.masterRuns)/m.window.Seconds(), yesNo(share <= idleCPUTarget))
+		return
+	}
+	fmt.Fprintf(b, "| %s | not measured | – |\n", target)
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// wrkScript makes wrk print one machine-readable summary line at the end.
+// Latency percentiles are in microseconds; wrk measures each request from
+// its first byte written to its response read (connect time excluded).
+const wrkScript = `done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d connect=%d read=%d write=%d status=%d timeout=%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect, e.read, e.write, e.status, e.timeout))
+end
+`
+
+// wrkResult is one wrk run's summary.
+type wrkResult struct {
+	requests int
+	elapsed  time.Duration
+	p50, p99 time.Duration
+	errors   int // connect + read + write + timeout errors and non-2xx/3xx answers
+}
+
+// rate returns requests per second.
+func (r wrkResult) rate() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+// wrkRunner runs wrk with the suite's script.
+type wrkRunner struct {
+	script string // path of wrkScript on disk
+}
+
+// newWrkRunner writes the script into dir. It returns an error if it cannot.
+func newWrkRunner(dir string) (wrkRunner, error) {
+	path := filepath.Join(dir, "summary.lua")
+	if err := os.WriteFile(path, []byte(wrkScript), 0o644); err != nil {
+		return wrkRunner{}, fmt.Errorf("write wrk script: %w", err)
+	}
+	return wrkRunner{script: path}, nil
+}
+
+// run loads url with l's connections for d. Without keep-alive every request
+// carries "Connection: close", which makes wrk open a new connection for
+// each request. It returns the summary, or an error if wrk fails or prints
+// no summary.
+func (w wrkRunner) run(ctx context.Context, url string, l load, d time.Duration) (wrkResult, error) {
+	threads := min(l.conns, 2)
+	args := []string{
+		"-t", strconv.Itoa(threads), "-c", strconv.Itoa(l.conns),
+		"-d", wrkSeconds(d), "--timeout", "5s",
+		"-s", w.script,
+	}
+	if !l.keepAlive {
+		args = append(args, "-H", "Connection: close")
+	}
+	args = append(args, url)
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "wrk", args...).CombinedOutput()
+	if err != nil {
+		return wrkResult{}, fmt.Errorf("wrk %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return parseWrk(string(out))
+}
+
+// wrkSeconds formats d for wrk's -d, which takes whole seconds: rounded
+// up, at least one.
+func wrkSeconds(d time.Duration) string {
+	return strconv.Itoa(max(int((d+time.Second-1)/time.Second), 1)) + "s"
+}
+
+// parseWrk finds the BENCH line in wrk's output. It returns an error if
+// there is none or a field is malformed.
+func parseWrk(out string) (wrkResult, error) {
+	for line := range strings.SplitSeq(out, "\n") {
+		rest, ok := strings.CutPrefix(line, "BENCH ")
+		if !ok {
+			continue
+		}
+		f := map[string]int{}
+		for kv := range strings.FieldsSeq(rest) {
+			k, v, _ := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return wrkResult{}, fmt.Errorf("wrk summary field %q: %w", kv, err)
+			}
+			f[k] = n
+		}
+		if f["duration_us"] <= 0 {
+			return wrkResult{}, fmt.Errorf("wrk summary without duration: %q", line)
+		}
+		return wrkResult{
+			requests: f["requests"],
+			elapsed:  time.Duration(f["duration_us"]) * time.Microsecond,
+			p50:      time.Duration(f["p50_us"]) * time.Microsecond,
+			p99:      time.Duration(f["p99_us"]) * time.Microsecond,
+			errors:   f["connect"] + f["read"] + f["write"] + f["status"] + f["timeout"],
+		}, nil
+	}
+	return wrkResult{}, fmt.Errorf("no summary line in wrk output: %q", out)
+}
