@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/actd/actd/activation"
@@ -40,7 +41,7 @@ func Parse(args []string) (*Config, error) {
 	c := &Config{Pool: prefork.DefaultConfig(), Handler: "http", LogFormat: "auto"}
 	fs, vals := newFlagSet(c)
 	if err := fs.Parse(args); err != nil {
-		return nil, &UsageError{Err: err}
+		return nil, parseError(err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -152,4 +153,17 @@ func (c *Config) validateWorker() error {
 		return &Error{Key: "exec", Err: errors.New("needs accept mode dispatch or exclusive")}
 	}
 	return nil
+}
+
+// parseError sorts a flag package error: a bad value for a known flag is an
+// *Error naming the flag (exit 78); anything else is a *UsageError.
+func parseError(err error) error {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if _, after, ok := strings.Cut(rest, " for flag -"); ok {
+			name, reason, _ := strings.Cut(after, ": ")
+			return &Error{Key: name, Err: fmt.Errorf("%s: %s", strings.SplitN(rest, " for flag", 2)[0], reason)}
+		}
+	}
+	return &UsageError{Err: err}
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runActd runs the test binary as actd with args and returns its exit status
+// and stderr.
+func runActd(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envAsActd+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// TestBadInputExitStatus: every bad flag or config exits 78 (64 for a
+// malformed command line) and names the flag or key.
+func TestBadInputExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badKey := write("badkey.conf", "# pool\nmax-children = 8\nmax-childs = 9\n")
+	badValue := write("badvalue.conf", "listen = 127.0.0.1:0\n\nmin-spare = 99\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"max-children zero", []string{"--listen", "127.0.0.1:0", "--max-children", "0"}, exitConfig, []string{"max-children", "between 1 and 4096"}},
+		{"max-children huge", []string{"--listen", "127.0.0.1:0", "--max-children", "5000"}, exitConfig, []string{"max-children", "4096"}},
+		{"min-spare above max", []string{"--listen", "127.0.0.1:0", "--min-spare", "40"}, exitConfig, []string{"min-spare"}},
+		{"max-spare below min-spare", []string{"--listen", "127.0.0.1:0", "--min-spare", "3", "--max-spare", "2"}, exitConfig, []string{"max-spare"}},
+		{"accept mode", []string{"--listen", "127.0.0.1:0", "--accept", "roundrobin"}, exitConfig, []string{"accept", "dispatch, exclusive or shared"}},
+		{"listen address", []string{"--listen", "nowhere"}, exitConfig, []string{"listen"}},
+		{"scale period", []string{"--listen", "127.0.0.1:0", "--scale-period", "1ms"}, exitConfig, []string{"scale-period", "10ms"}},
+		{"handler", []string{"--listen", "127.0.0.1:0", "--handler", "ftp"}, exitConfig, []string{"handler", "http"}},
+		{"log format", []string{"--listen", "127.0.0.1:0", "--log-format", "xml"}, exitConfig, []string{"log-format"}},
+		{"exec and command", []string{"--listen", "127.0.0.1:0", "--exec", "cat", "--", "cat"}, exitConfig, []string{"exec"}},
+		{"recycling in shared mode", []string{"--listen", "127.0.0.1:0", "--accept", "shared", "--max-conn-per-child", "5", "--", "cat"}, exitConfig, []string{"max-conn-per-child"}},
+		{"no socket", nil, exitConfig, []string{"listen", "LISTEN_FDS"}},
+		{"duration syntax", []string{"--listen", "127.0.0.1:0", "--ping-interval", "soon"}, exitConfig, []string{"ping-interval"}},
+		{"unknown flag", []string{"--max-kids", "3"}, exitUsage, []string{"max-kids", "usage"}},
+		{"config unknown key", []string{"--config", badKey}, exitConfig, []string{"badkey.conf:3", "max-childs", "unknown key"}},
+		{"config bad value", []string{"--config", badValue}, exitConfig, []string{"badvalue.conf:3", "min-spare"}},
+		{"config missing", []string{"--config", filepath.Join(dir, "nope.conf")}, exitConfig, []string{"config", "no such file"}},
+		{"check-config bad", []string{"check-config", badKey}, exitConfig, []string{"max-childs"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runActd(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckConfigGood(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "good.conf")
+	os.WriteFile(p, []byte("listen = 127.0.0.1:0\nmax-children = 8\nworker = /bin/cat \"-u\"\n"), 0o600)
+	if code, stderr := runActd(t, "check-config", p); code != 0 {
+		t.Errorf("check-config good file: exit %d, stderr %q", code, stderr)
+	}
+}
