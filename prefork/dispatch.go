@@ -40,6 +40,7 @@ func (p *Pool) order(s *slot, l *listener) {
 	s.setState(ordered, p.now)
 	s.listener = l.index
 	l.orders++
+	p.stats.Orders++
 }
 
 // overloaded notes that connections wait and no child is idle: the listener

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,13 +43,23 @@ func TestMain(m *testing.M) {
 //	crash    exits 3 at once, before hello
 //	garbage  like echo, but the first child to claim ACTD_TEST_MARK sends garbage after hello
 //	hang     like echo, but the first child to claim ACTD_TEST_MARK stops reading its back-channel
-//	plain    shared mode: a plain accept loop that does not speak the protocol
+//	fdhog    echo, but every accept fails with EMFILE
+//	stubborn slow echo that ignores SIGQUIT
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
 	switch name {
 	case "crash":
 		return 3
+	case "fdhog":
+		if err := exhaustFDs(); err != nil {
+			fmt.Fprintln(os.Stderr, "test worker:", err)
+			return 1
+		}
+		err = worker.Serve(context.Background(), echo(delay))
+	case "stubborn":
+		signal.Ignore(syscall.SIGQUIT)
+		err = worker.Serve(context.Background(), echo(delay))
 	case "garbage", "hang":
 		if claimMark() {
 			return misbehave(name)
@@ -61,6 +73,23 @@ func runTestWorker(name string) int {
 		return 1
 	}
 	return 0
+}
+
+// exhaustFDs lowers RLIMIT_NOFILE to what is open now plus a few and fills
+// the rest, so that every accept fails with EMFILE.
+func exhaustFDs() error {
+	lim := unix.Rlimit{Cur: 64, Max: 64}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	for {
+		if _, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			if err == unix.EMFILE {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // claimMark reports whether this child is the first to create the mark file.

@@ -2,6 +2,7 @@ package prefork_test
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -260,5 +261,75 @@ func TestReload(t *testing.T) {
 				t.Errorf("Reload to mode %v: no error, want one", cfg.Mode)
 			}
 		})
+	}
+}
+
+// TestEMFILEDoesNotSpin: a child whose accepts fail with EMFILE backs off; the
+// waiting connection is offered again a few times a second, not in a loop.
+func TestEMFILEDoesNotSpin(t *testing.T) {
+	cfg := fastConfig(prefork.Dispatch)
+	cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 1, 0, 1
+	p := startPool(t, cfg, "fdhog")
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(2 * time.Second)
+	s := snapshot(t, p)
+	// Pauses of 10ms doubling to 1s: about 8 tries in 2s.
+	if s.Stats.Orders > 20 || s.Stats.Orders < 2 {
+		t.Errorf("%d accept orders in 2s for one connection a child cannot accept, want 2 to 20", s.Stats.Orders)
+	}
+	if s.Stats.Served != 0 || s.Queue != 1 {
+		t.Errorf("served %d, queue %d; want 0 and the connection still queued", s.Stats.Served, s.Queue)
+	}
+}
+
+// TestBusyTimeout: a connection that runs past --busy-timeout gets its child
+// SIGQUIT, then SIGKILL after the grace period; the child is replaced.
+func TestBusyTimeout(t *testing.T) {
+	for _, mode := range protocolModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren = 2
+			cfg.BusyTimeout, cfg.BusyKillGrace = 300*time.Millisecond, 300*time.Millisecond
+			p := startPool(t, cfg, "stubborn", "ACTD_TEST_DELAY=1h")
+			if _, err := request(p.addr, "forever"); err == nil {
+				t.Fatal("a request that never ends got an answer")
+			}
+			s := snapshot(t, p)
+			if s.Stats.Hung != 1 || s.Stats.Respawned != 1 {
+				t.Errorf("hung, respawned = %d, %d; want 1, 1", s.Stats.Hung, s.Stats.Respawned)
+			}
+		})
+	}
+}
+
+// TestRecycle: --max-conn-per-child retires a child after about that many
+// connections (less up to a tenth), with a drain, never mid-connection.
+func TestRecycle(t *testing.T) {
+	cfg := fastConfig(prefork.Dispatch)
+	cfg.StartChildren, cfg.MaxConnPerChild = 2, 10
+	p := startPool(t, cfg, "echo")
+	pids := map[string]int{}
+	for i := range 60 {
+		ans, err := request(p.addr, fmt.Sprint(i))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		pids[strings.Fields(ans)[1]]++
+		time.Sleep(2 * time.Millisecond)
+	}
+	for pid, n := range pids {
+		if n > 10 {
+			t.Errorf("%s served %d connections, want at most 10", pid, n)
+		}
+	}
+	if len(pids) < 6 {
+		t.Errorf("60 connections served by %d children, want at least 6", len(pids))
+	}
+	if r := snapshot(t, p).Stats.Recycled; r < 5 {
+		t.Errorf("recycled %d, want at least 5", r)
 	}
 }

@@ -1,0 +1,89 @@
+package prefork
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// benchPool is a pool of n children in the master's bookkeeping only: no
+// processes, no fds. It measures the master's own work per message.
+func benchPool(n int, mode Mode) *Pool {
+	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
+		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
+	p.cfg.Mode = mode
+	p.cfg.MaxChildren = max(n, 1)
+	for i := range n {
+		s := &slot{num: i, pidfd: -1, ch: -1, helloed: true}
+		s.setState(idle, p.now)
+		p.slots = append(p.slots, s)
+		p.idle.add(i)
+	}
+	return p
+}
+
+// BenchmarkConnection is the master's work for one connection in exclusive
+// mode — a busy message and an idle message — with the pool half busy. Its
+// cost must not grow with the pool (spamd walks every child per message).
+func BenchmarkConnection(b *testing.B) {
+	for _, n := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) {
+			p := benchPool(n, Exclusive)
+			for i := 0; i < n; i += 2 {
+				p.onMessage(p.slots[i], Message{Type: Busy})
+			}
+			s := p.slots[n-1]
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.onMessage(s, Message{Type: Busy}); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.onMessage(s, Message{Type: Idle}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPickLowestIdle is the dispatch decision: find the lowest idle
+// slot, take it, put it back — with only the highest slot idle, spamd's
+// worst case.
+func BenchmarkPickLowestIdle(b *testing.B) {
+	for _, n := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) {
+			var s idleSet
+			s.add(n - 1)
+			for b.Loop() {
+				k := s.lowest()
+				s.remove(k)
+				s.add(k)
+			}
+		})
+	}
+}
+
+// BenchmarkSpamdScan is spamd's way, for comparison: walk every child to
+// find the lowest idle one.
+func BenchmarkSpamdScan(b *testing.B) {
+	for _, n := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) {
+			p := benchPool(n, Exclusive)
+			for i := 0; i < n-1; i++ {
+				p.slots[i].state = busy
+			}
+			for b.Loop() {
+				low := -1
+				for _, s := range p.slots {
+					if s.state == idle && (low < 0 || s.num < low) {
+						low = s.num
+					}
+				}
+				if low != n-1 {
+					b.Fatal(low)
+				}
+			}
+		})
+	}
+}
