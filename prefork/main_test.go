@@ -192,7 +192,9 @@ func (tp *testPool) stop(t *testing.T) {
 // dupListener takes ln's fd the way activation does: a duplicate, so ln can close.
 func dupListener(t *testing.T, ln net.Listener) int {
 	t.Helper()
-	rc, err := ln.(*net.TCPListener).SyscallConn()
+	rc, err := ln.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	}).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
