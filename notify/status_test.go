@@ -149,3 +149,12 @@ func TestStatusCoalescerRealSocket(t *testing.T) {
 	}
 	sd.none(t)
 }
+
+func BenchmarkStatusCoalescerSet(b *testing.B) {
+	c := NewStatusCoalescer(WithSend(func(string) error { return nil }), 0, nil)
+	lines := []string{"5 busy, 3 idle", "6 busy, 2 idle"}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		c.Set(lines[i&1])
+	}
+}

@@ -114,3 +114,11 @@ func TestHandlerReturnsSendError(t *testing.T) {
 		t.Fatalf("got %v, want the send error", err)
 	}
 }
+
+func BenchmarkHandler(b *testing.B) {
+	log := slog.New(newHandler(nil, func(string, sdjournal.Priority, map[string]string) error { return nil }))
+	b.ReportAllocs()
+	for b.Loop() {
+		log.Info("child exited", "event", "exit", "slot", 3, "pid", 4242, "status", 0)
+	}
+}
