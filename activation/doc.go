@@ -15,7 +15,7 @@
 //     its blocking mode is left as it was: systemd's sockets keep the mode
 //     systemd gave them, Listen's sockets are non-blocking as Go created them.
 //     The package never calls (*os.File).Fd or (*net.TCPListener).File, which
-//     would switch the shared open file description to blocking mode for every
+//     can switch the shared open file description to blocking mode for every
 //     process that holds it.
 //   - Sockets keep their order: activation order for systemd, the order of the
 //     addresses for Listen.
