@@ -153,4 +153,3 @@ func readGreeting(t *testing.T, conn net.Conn) string {
 	}
 	return strings.TrimSuffix(line, "\n")
 }
-
