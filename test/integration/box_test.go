@@ -61,6 +61,9 @@ func NewBox(t *testing.T) *Box {
 func NewBoxWith(t *testing.T, cfg BoxConfig) *Box {
 	t.Helper()
 	requireBoxTools(t)
+	if cfg.OwnNetwork {
+		requireTool(t, "ip", "iproute2")
+	}
 	name := strings.ToLower(strings.Trim(boxNameClean.ReplaceAllString(t.Name(), "-"), "-"))
 	if len(name) > 40 {
 		name = name[len(name)-40:]

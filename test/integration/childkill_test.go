@@ -73,6 +73,7 @@ var ssPID = regexp.MustCompile(`pid=(\d+)`)
 // the test unless exactly one process holds it.
 func (a *ActdBox) connOwner(sport, cport int, master uint32) int {
 	a.t.Helper()
+	requireTool(a.t, "ss", "iproute2")
 	filter := fmt.Sprintf("( sport = :%d and dport = :%d )", sport, cport)
 	var out string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

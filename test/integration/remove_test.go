@@ -15,6 +15,7 @@ import (
 // named pools with their sockets and removes the package's files but the
 // configuration; dpkg -P removes the configuration and the enablement state.
 func TestRemoveThenPurge(t *testing.T) {
+	requireTool(t, "pgrep", "procps")
 	a := NewActdBox(t)
 	pool := Pool{Port: freePort(t)}
 	a.SetUp(pool)

@@ -18,12 +18,19 @@ func requireBoxTools(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: booting a systemd box needs root")
 	}
-	for _, tool := range []string{"unshare", "nsenter"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s not found (install util-linux): %v", tool, err)
-		}
-	}
+	requireTool(t, "unshare", "util-linux")
+	requireTool(t, "nsenter", "util-linux")
 	if _, err := os.Stat(systemdBinary); err != nil {
 		t.Skipf("skipping: no systemd to boot (install systemd): %v", err)
+	}
+}
+
+// requireTool skips t unless tool is on the PATH (the box has the host's
+// programs, so this holds for the box too); pkg is the Debian package that
+// has it.
+func requireTool(t *testing.T, tool, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		t.Skipf("skipping: %s not found (install %s): %v", tool, pkg, err)
 	}
 }

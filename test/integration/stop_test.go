@@ -18,14 +18,15 @@ func TestStopDrains(t *testing.T) {
 	a := NewActdBox(t)
 	pool := Pool{
 		Port:   freePort(t),
-		Config: "handler-delay = 8s\nstart-children = 24\nmin-children = 24\nmax-children = 32\n",
+		Config: "handler-delay = 6s\nstart-children = 24\nmin-children = 24\nmax-children = 32\n",
 	}
 	a.SetUp(pool)
 	watch := a.Watch(serviceUnit)
 	before := a.Activate(pool.Addr(), serviceUnit)
 
 	slow := fanOut(pool.Addr(), inFlight, 60*time.Second)
-	a.WaitPoolLine(serviceUnit, 6*time.Second, "20 busy", func(n []int) bool { return n[poolBusy] >= inFlight })
+	// Within the handler's delay, while all 20 are still in flight.
+	a.WaitPoolLine(serviceUnit, 5*time.Second, "20 busy", func(n []int) bool { return n[poolBusy] >= inFlight })
 
 	stopped := make(chan error, 1)
 	go func() {
