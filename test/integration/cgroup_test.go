@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -116,4 +119,38 @@ func removeCgroupDirs(dir string) error {
 		}
 	}
 	return last
+}
+
+// staleCgroup matches the cgroup of a box and the PID of the test binary
+// that made it.
+var staleCgroup = regexp.MustCompile(`^actd-it-(\d+)-`)
+
+// sweepStaleCgroups removes box cgroups left behind by test binaries that
+// died before their cleanups ran (their boxes died with them: unshare has
+// Pdeathsig and --kill-child). It only touches directories named after a
+// PID that no longer exists, and returns the first error.
+func sweepStaleCgroups() error {
+	root, err := cgroup2Mount()
+	if err != nil || root == "" {
+		return err
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("sweep stale box cgroups: %w", err)
+	}
+	var first error
+	for _, e := range entries {
+		m := staleCgroup.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if err := removeCgroupTree(filepath.Join(root, e.Name()), 5*time.Second); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

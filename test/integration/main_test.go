@@ -18,10 +18,16 @@ import (
 const helperEnv = "ACTD_IT_HELPER"
 
 // TestMain turns the test binary into a helper daemon when helperEnv says so;
-// otherwise it runs the tests and removes the packages built for them.
+// otherwise it removes box cgroups a killed earlier run left, runs the tests
+// and removes the packages built for them.
 func TestMain(m *testing.M) {
 	if role := os.Getenv(helperEnv); role != "" {
 		os.Exit(runHelper(role))
+	}
+	if os.Geteuid() == 0 {
+		if err := sweepStaleCgroups(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
 	}
 	code := m.Run()
 	removeBuiltDebs()
