@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -151,6 +152,25 @@ func (c *Config) validateWorker() error {
 		return &Error{Key: "log-format", Err: fmt.Errorf("%q: must be auto, text or journal", c.LogFormat)}
 	case len(c.Worker) == 0 && c.Pool.Mode == prefork.Shared && len(c.Exec) > 0:
 		return &Error{Key: "exec", Err: errors.New("needs accept mode dispatch or exclusive")}
+	case len(c.Worker) == 0 && c.Pool.Mode == prefork.Shared:
+		return &Error{Key: "accept", Err: errors.New("shared mode needs a worker COMMAND")}
+	}
+	return c.findPrograms()
+}
+
+// findPrograms checks that the worker and --exec programs exist now: a
+// missing program is a configuration error, not a crash loop.
+func (c *Config) findPrograms() error {
+	for _, p := range []struct {
+		key  string
+		argv []string
+	}{{"worker", c.Worker}, {"exec", c.Exec}} {
+		if len(p.argv) == 0 {
+			continue
+		}
+		if _, err := exec.LookPath(p.argv[0]); err != nil {
+			return &Error{Key: p.key, Err: err}
+		}
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ listen = unix:/run/x.sock
 accept = exclusive
 max-children = 64
 scale-period = 250ms
-worker = /usr/bin/prog --name "my pool"
+worker = /bin/sh -c "exit 0" "my pool"
 `)
 	c, err := Parse([]string{"--config", file, "--max-children", "16"})
 	if err != nil {
@@ -64,7 +64,7 @@ worker = /usr/bin/prog --name "my pool"
 		{"accept", c.Pool.Mode, prefork.Exclusive},
 		{"command line wins", c.Pool.MaxChildren, 16},
 		{"duration", c.Pool.ScalePeriod, 250 * time.Millisecond},
-		{"worker split", c.Worker, []string{"/usr/bin/prog", "--name", "my pool"}},
+		{"worker split", c.Worker, []string{"/bin/sh", "-c", "exit 0", "my pool"}},
 		{"default kept", c.Pool.PingInterval, 5 * time.Second},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
