@@ -1,0 +1,12 @@
+// Package examples holds actd worker programs written by hand against the
+// back-channel protocol (docs/protocol.md), and the test that runs each of
+// them under a real actd in dispatch and exclusive mode:
+//
+//   - go-worker: a Go program on prefork/worker, a tiny HTTP responder.
+//   - python-worker/worker.py: the protocol in plain Python 3, standard
+//     library only, the same HTTP responder.
+//
+// Both answer every request with "NAME slot=K pid=P", so curl shows which
+// child served it. Run the test with `go test ./examples/`; the Python cases
+// skip when python3 is missing.
+package examples
