@@ -145,14 +145,15 @@ func (p *Pool) retire(s *slot, why string) {
 	p.changedState()
 }
 
-// kill ends slot s's child with SIGKILL; reap frees the slot.
+// kill ends slot s's child with SIGKILL and stops listening to it: whatever
+// it still sends is ignored. reap frees the slot.
 func (p *Pool) kill(s *slot, why string) {
 	if s.killed || !s.live() {
 		return
 	}
-	p.idle.remove(s.num)
 	s.killed, s.reason = true, why
 	p.signal(s, unix.SIGKILL)
+	p.closeChannel(s)
 	if why != "stop" && why != "graceful timeout" {
 		p.log.Warn("killing child", "event", "killed", "slot", s.num, "pid", s.pid, "reason", why)
 	}
