@@ -190,8 +190,8 @@ func checkServed(t *testing.T, p *pool, hot int, want uint64) {
 
 // checkStop sends SIGTERM: actd must exit 0 and leave no worker behind, of
 // those in its last status and those that answered requests. Its log must
-// show no warning or error: the workers obeyed every order, drains included,
-// and none had to be killed.
+// show no complaint: the workers obeyed every order, drains included, and
+// none had to be killed.
 func checkStop(t *testing.T, p *pool, seen map[int]int, ps []string) {
 	t.Helper()
 	doc, err := p.status()
@@ -216,6 +216,6 @@ func checkStop(t *testing.T, p *pool, seen map[int]int, ps []string) {
 		t.Fatal(err)
 	}
 	for _, line := range lines {
-		t.Errorf("actd log: got %s, want no warning or error", line)
+		t.Errorf("actd log: got %s, want no complaint", line)
 	}
 }

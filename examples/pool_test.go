@@ -184,7 +184,9 @@ func (p *pool) stop() error {
 }
 
 // complaints returns the warnings and errors in actd's log: a child killed
-// (hung, garbage, or slow to drain), a failure to start one, and the like.
+// (hung, garbage, or slow to drain), one that died, a failure to start one,
+// and the like. Overload warnings are left out: a burst of clients may well
+// find every child busy for a moment.
 func (p *pool) complaints() ([]string, error) {
 	b, err := os.ReadFile(p.log)
 	if err != nil {
@@ -192,7 +194,8 @@ func (p *pool) complaints() ([]string, error) {
 	}
 	var lines []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+		bad := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")
+		if bad && !strings.Contains(line, "event=overload") {
 			lines = append(lines, line)
 		}
 	}
