@@ -130,7 +130,7 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     mode = os.environ.get("ACTD_ACCEPT_MODE")
     if mode not in ("dispatch", "exclusive"):
-        raise SystemExit(f"python-worker: accept mode {mode!r}: want dispatch or exclusive")
+        raise SystemExit(f"python-worker: ACTD_ACCEPT_MODE={mode}: want dispatch or exclusive, under actd")
     listeners = [socket.socket(fileno=3 + i) for i in range(int(os.environ["LISTEN_FDS"]))]
     for listener in listeners:
         listener.setblocking(False)  # already so in the file; tell Python too
