@@ -9,8 +9,9 @@ const (
 	// youngAge: a child that dies on its own before this age, or before
 	// it said hello, counts as a start failure.
 	youngAge = time.Second
-	// healthyAge: a child alive this long proves the worker starts.
-	healthyAge = 10 * time.Second
+	// provenAge: a child that said hello (or, in shared mode, runs) and is
+	// still alive at this age proves the worker starts.
+	provenAge = 2 * time.Second
 )
 
 // backoff spaces out spawns while the worker program keeps failing: after n

@@ -34,7 +34,7 @@ func (p *Pool) readChannel(s *slot) {
 		}
 		if err != nil {
 			p.stats.Garbage++
-			p.kill(s, err.Error())
+			p.kill(s, "garbage", err.Error())
 			return
 		}
 	}
@@ -55,7 +55,7 @@ func (p *Pool) onMessage(s *slot, m Message) error {
 	case m.Type == Pong:
 		if m.Value == s.pingSeq {
 			s.pingSentAt = time.Time{}
-			p.stats.lastPong = p.now
+			p.stats.pingFails = 0
 		}
 	default:
 		return fmt.Errorf("%w: %v from a child in state %c", ErrGarbage, m.Type, s.letter())
@@ -130,7 +130,7 @@ func (p *Pool) send(s *slot, m Message) bool {
 	}
 	var buf [MessageSize]byte
 	if _, err := unix.Write(s.ch, m.Encode(buf[:])); err != nil {
-		p.kill(s, fmt.Sprintf("send %v: %v", m.Type, err))
+		p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err))
 		return false
 	}
 	return true

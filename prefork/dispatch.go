@@ -1,5 +1,7 @@
 package prefork
 
+import "time"
+
 // The per-connection path in dispatch mode, top to bottom:
 //
 //  1. dispatch: a listener is readable. Ask how many connections wait
@@ -43,10 +45,18 @@ func (p *Pool) order(s *slot, l *listener) {
 	p.stats.Orders++
 }
 
+// overloadLogEvery bounds the overload log lines: one per period at most.
+const overloadLogEvery = 10 * time.Second
+
 // overloaded notes that connections wait and no child is idle: the listener
 // is not watched until a child is idle again.
 func (p *Pool) overloaded(l *listener) {
 	p.stats.Overloads++
+	if p.now.Sub(p.lastOverloadLog) >= overloadLogEvery {
+		p.lastOverloadLog = p.now
+		p.log.Warn("connections wait, no idle child", "event", "overload", "listener", l.Name,
+			"overloads", p.stats.Overloads, "children", p.liveCount(), "max", p.cfg.MaxChildren)
+	}
 	p.arm(l, false)
 	p.changedState()
 }

@@ -5,14 +5,14 @@
 //
 // Processes, fds and messages:
 //
-//	                   master (Run: one goroutine on a locked thread)
-//	   epoll: listeners · back-channels · pidfds · wake eventfd (calls)
-//	     │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
-//	     ▼
-//	   child in slot k: fd 0 /dev/null, 1-2 the master's stdout/stderr,
-//	                    3..3+n-1 the n listeners, 3+n the back-channel
-//	     H hello(pid) → I idle → (A accept(l) → B busy(l) → I idle)* ...
-//	     ← P ping(seq) / O pong(seq)    ← D drain: finish, exit 0
+//	                master (Run: one goroutine on a locked thread)
+//	epoll: listeners · back-channels · pidfds · wake eventfd (calls)
+//	  │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
+//	  ▼
+//	child in slot k: fd 0 /dev/null, 1-2 the master's stdout/stderr,
+//	                 3..3+n-1 the n listeners, 3+n the back-channel
+//	  H hello(pid) → I idle → (A accept(l) → B busy(l) → I idle)* ...
+//	  ← P ping(seq) / O pong(seq)    ← D drain: finish, exit 0
 //
 // Slots, not PIDs, order the children: the lowest idle slot is ordered to
 // accept (dispatch mode), found in constant time (idleSet); handling a

@@ -152,7 +152,7 @@ func (p *Pool) checkStop() {
 func (p *Pool) killAll(why string) {
 	for _, s := range p.slots {
 		if s.live() && !s.killed {
-			p.kill(s, why)
+			p.kill(s, "stop", why)
 		}
 	}
 }

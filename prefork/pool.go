@@ -30,16 +30,17 @@ type Pool struct {
 	stdout    int
 	stderr    int
 
-	now       time.Time
-	nextTick  time.Time
-	lastScale time.Time
-	gen       int
-	ramp      int
-	replace   int // children that died unasked since the last scale
-	stats     Stats
-	backoff   backoff
-	ready     *readiness // the current generation's start children
-	stop      *stopping  // nil until Run's context is done
+	now             time.Time
+	nextTick        time.Time
+	lastScale       time.Time
+	lastOverloadLog time.Time
+	gen             int
+	ramp            int
+	replace         int // children that died unasked since the last scale
+	stats           Stats
+	backoff         backoff
+	ready           *readiness // the current generation's start children
+	stop            *stopping  // nil until Run's context is done
 
 	callMu  sync.Mutex
 	calls   []func()

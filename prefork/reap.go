@@ -33,7 +33,7 @@ func (p *Pool) start() bool {
 	p.slots[num] = s
 	p.watch(s)
 	p.stats.Spawned++
-	p.log.Debug("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
+	p.log.Info("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
 	p.changedState()
 	return true
 }
@@ -92,7 +92,6 @@ func (p *Pool) noteExit(s *slot, exit string) {
 	case s.killed:
 		p.stats.Respawned++
 		p.replace++
-		p.log.Warn("killed child exited", "event", "killed", "slot", s.num, "pid", s.pid, "reason", s.reason, "exit", exit)
 		return
 	}
 	p.stats.Respawned++
@@ -102,9 +101,6 @@ func (p *Pool) noteExit(s *slot, exit string) {
 		p.log.Error("worker died young", "event", "crash", "slot", s.num, "pid", s.pid,
 			"exit", exit, "age", age.Round(time.Millisecond), "retry_in", p.backoff.delay())
 		return
-	}
-	if age >= healthyAge {
-		p.backoff.ok()
 	}
 	p.log.Warn("child died", "event", "crash", "slot", s.num, "pid", s.pid, "exit", exit, "age", age.Round(time.Millisecond))
 }
@@ -140,22 +136,27 @@ func (p *Pool) retire(s *slot, why string) {
 		p.send(s, Message{Type: Drain})
 	}
 	if why != "stop" {
-		p.log.Info("retiring child", "event", "retire", "slot", s.num, "pid", s.pid, "reason", why)
+		event := "retire"
+		if why == "recycled" {
+			event = "recycled"
+		}
+		p.log.Info("retiring child", "event", event, "slot", s.num, "pid", s.pid, "reason", why)
 	}
 	p.changedState()
 }
 
 // kill ends slot s's child with SIGKILL and stops listening to it: whatever
-// it still sends is ignored. reap frees the slot.
-func (p *Pool) kill(s *slot, why string) {
+// it still sends is ignored. reap frees the slot. event names the log event:
+// hung, garbage, killed, or stop (not logged).
+func (p *Pool) kill(s *slot, event, why string) {
 	if s.killed || !s.live() {
 		return
 	}
 	s.killed, s.reason = true, why
 	p.signal(s, unix.SIGKILL)
 	p.closeChannel(s)
-	if why != "stop" && why != "graceful timeout" {
-		p.log.Warn("killing child", "event", "killed", "slot", s.num, "pid", s.pid, "reason", why)
+	if event != "stop" {
+		p.log.Warn("killing child", "event", event, "slot", s.num, "pid", s.pid, "reason", why)
 	}
 	p.changedState()
 }

@@ -24,8 +24,7 @@ type Stats struct {
 
 	servedAtTick uint64
 	stuckTicks   int
-	lastPingFail time.Time
-	lastPong     time.Time
+	pingFails    int // pings unanswered in a row, across children; a pong resets it
 }
 
 // SlotInfo is one scoreboard line.
@@ -88,8 +87,9 @@ func (p *Pool) snapshot() Snapshot {
 	if p.backoff.failures > 0 {
 		s.RetryIn = max(p.backoff.notBefore.Sub(now), 0)
 	}
-	s.pingFailing = !p.stats.lastPingFail.IsZero() && p.stats.lastPong.Before(p.stats.lastPingFail) &&
-		now.Sub(p.stats.lastPingFail) < 2*p.cfg.PingInterval+p.cfg.PingTimeout
+	// One hung child is killed and replaced: the pool still works. Two
+	// missed pings with no answer from any child in between say it does not.
+	s.pingFailing = p.stats.pingFails >= 2
 	for _, l := range p.listeners {
 		q, ok := QueueDepth(l.FD)
 		if !ok {

@@ -43,15 +43,16 @@ func (p *Pool) checkSlot(s *slot) {
 		p.checkBusy(s)
 	case s.state == idle:
 		p.checkPing(s)
-	case s.state == running && p.backoff.failures > 0 && p.now.Sub(s.started) >= healthyAge:
-		p.backoff.ok()
+	}
+	if p.backoff.failures > 0 && s.gen == p.gen && s.state != starting && p.now.Sub(s.started) >= provenAge {
+		p.backoff.ok() // the worker starts and stays up: the failure streak is over
 	}
 }
 
 // hung kills a child that stopped answering.
 func (p *Pool) hung(s *slot, why string) {
 	p.stats.Hung++
-	p.kill(s, why)
+	p.kill(s, "hung", why)
 }
 
 // checkPing pings an idle child it has not heard from for PingInterval, and
@@ -60,7 +61,7 @@ func (p *Pool) checkPing(s *slot) {
 	if !s.pingSentAt.IsZero() {
 		if p.now.Sub(s.pingSentAt) > p.cfg.PingTimeout {
 			p.stats.PingsFailed++
-			p.stats.lastPingFail = p.now
+			p.stats.pingFails++
 			p.hung(s, fmt.Sprintf("no answer to ping within %v", p.cfg.PingTimeout))
 		}
 		return
@@ -88,7 +89,7 @@ func (p *Pool) checkBusy(s *slot) {
 		return
 	}
 	if p.now.Sub(s.quitAt) > p.cfg.BusyKillGrace {
-		p.kill(s, fmt.Sprintf("busy for more than %v", p.cfg.BusyTimeout))
+		p.kill(s, "hung", fmt.Sprintf("busy for more than %v", p.cfg.BusyTimeout))
 	}
 }
 

@@ -10,7 +10,7 @@
 //     [FieldName]: "event" → ACTD_EVENT, "slot" → ACTD_SLOT, "pid" →
 //     ACTD_CHILD_PID (journald's own _PID is the sender), any other key →
 //     ACTD_<KEY> upper-cased, with groups joined by "_". So
-//     `journalctl ACTD_EVENT=respawn ACTD_SLOT=3` finds what happened to
+//     `journalctl ACTD_EVENT=hung ACTD_SLOT=3` finds what happened to
 //     slot 3. The source position goes to CODE_FILE, CODE_LINE and CODE_FUNC
 //     and the program name to SYSLOG_IDENTIFIER.
 //   - [New] picks the handler for --log-format: "journal", "text" (slog's

@@ -20,7 +20,8 @@ type statusDoc struct {
 	Version  string           `json:"version"`
 	PID      int              `json:"pid"`
 	Unit     string           `json:"unit,omitempty"`
-	Rate     float64          `json:"rate"` // connections/s since the previous status line
+	Rate     float64          `json:"rate"`           // connections/s since the previous status line
+	Note     string           `json:"note,omitempty"` // e.g. why the last reload failed
 	Snapshot prefork.Snapshot `json:"pool"`
 }
 
@@ -39,6 +40,10 @@ func controlPath(flag string) string {
 // serveControl answers every connection on the unix socket path with one
 // statusDoc, until ctx is done.
 func serveControl(ctx context.Context, path string, m *master) error {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("%s: another actd answers there", path)
+	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove stale control socket: %w", err)
 	}
@@ -83,9 +88,9 @@ func (m *master) statusDoc(unit string) (statusDoc, error) {
 		return statusDoc{}, fmt.Errorf("master loop: %w", err)
 	}
 	m.report.mu.Lock()
-	r := rate(snap, m.report.prev)
+	r, note := rate(snap, m.report.prev), m.report.note
 	m.report.mu.Unlock()
-	return statusDoc{Version: version, PID: os.Getpid(), Unit: unit, Rate: r, Snapshot: snap}, nil
+	return statusDoc{Version: version, PID: os.Getpid(), Unit: unit, Rate: r, Note: note, Snapshot: snap}, nil
 }
 
 // ownUnit returns the systemd unit this process runs in, from the last

@@ -167,25 +167,32 @@ func (m *master) exit(err error) int {
 	return exitOK
 }
 
-// reload re-reads the configuration and starts a new generation. A bad
-// configuration leaves the running pool as it is and says why.
+// reload re-reads the configuration and starts a new generation; READY=1
+// follows when the generation is up, without holding up the signal loop (a
+// SIGTERM during a slow reload stops at once). A bad configuration leaves the
+// running pool as it is and says why.
 func (m *master) reload() {
 	m.notifier.Reloading()
-	defer m.notifier.Ready()
 	cfg, err := config.Parse(m.args)
+	var ready <-chan struct{}
 	if err == nil {
-		var ready <-chan struct{}
-		if ready, err = m.pool.Reload(poolConfig(cfg)); err == nil {
-			m.cfg = cfg
-			m.report.setNote("")
-			select {
-			case <-ready:
-			case <-m.pool.Done():
-			}
-			m.log.Info("reloaded", "event", "reload")
-			return
-		}
+		ready, err = m.pool.Reload(poolConfig(cfg))
 	}
-	m.log.Error("reload failed, keeping the running pool", "event", "reload", "err", err)
-	m.report.setNote("reload failed: " + err.Error())
+	if err != nil {
+		m.log.Error("reload failed, keeping the running pool", "event", "reload", "err", err)
+		m.report.setNote("reload failed: " + err.Error())
+		m.notifier.Ready()
+		return
+	}
+	m.cfg = cfg
+	m.report.setNote("")
+	go func() {
+		select {
+		case <-ready:
+			m.log.Info("reloaded", "event", "reload")
+		case <-m.pool.Done():
+		}
+		m.report.refresh()
+		m.notifier.Ready()
+	}()
 }

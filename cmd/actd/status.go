@@ -34,12 +34,19 @@ func runStatus(args []string) int {
 		os.Stdout.Write(raw)
 		return exitOK
 	}
-	var doc statusDoc
+	var doc struct {
+		statusDoc
+		Error string `json:"error"`
+	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, err)
 		return exitFailure
 	}
-	printStatus(os.Stdout, doc, unitView(doc.Unit))
+	if doc.Error != "" {
+		fmt.Fprintf(os.Stderr, "actd status: the master does not answer: %s\n", doc.Error)
+		return exitFailure
+	}
+	printStatus(os.Stdout, doc.statusDoc, unitView(doc.Unit))
 	return exitOK
 }
 
@@ -102,6 +109,9 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		fmt.Fprintln(w, "systemd:", systemd)
 	}
 	fmt.Fprintln(w, "pool:", statusLine(s, d.Rate))
+	if d.Note != "" {
+		fmt.Fprintln(w, "note:", d.Note)
+	}
 	var qs []string
 	for _, l := range s.Listeners {
 		q := "?"
