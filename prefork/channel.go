@@ -68,6 +68,8 @@ func (p *Pool) onIdle(s *slot) error {
 	switch {
 	case s.state == starting && s.helloed:
 		defer p.ready.check(p)
+	case s.state == ordered && p.cfg.Mode == Exclusive: // registered its listeners
+		p.armed(s)
 	case s.state == ordered: // the accept found nothing
 		p.resolveOrder(s)
 	case s.state == busy: // a connection is done
@@ -97,6 +99,10 @@ func (p *Pool) settle(s *slot) {
 	case s.gen != p.gen && p.genHasIdle(p.gen):
 		p.retire(s, "old generation")
 		return
+	}
+	defer p.armNext()
+	if p.cfg.Mode == Exclusive && !s.armed {
+		return // not accepting yet: armNext gets to it in slot order
 	}
 	p.idle.add(s.num)
 	p.rearmAll()
@@ -147,6 +153,9 @@ func (p *Pool) closeChannel(s *slot) {
 	p.idle.remove(s.num)
 	if s.state == ordered {
 		p.resolveOrder(s)
+	}
+	if p.arming == s.num {
+		p.arming = -1
 	}
 	s.setState(exiting, p.now)
 	if !s.killed && !s.draining {

@@ -63,6 +63,9 @@ func (p *Pool) overloaded(l *listener) {
 
 // resolveOrder is called when an ordered child answers (B or I).
 func (p *Pool) resolveOrder(s *slot) {
+	if p.cfg.Mode != Dispatch {
+		return // exclusive mode: the arming order, see arm.go
+	}
 	l := p.listeners[s.listener]
 	l.orders--
 	p.rearm(l)

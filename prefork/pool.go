@@ -37,6 +37,7 @@ type Pool struct {
 	gen             int
 	ramp            int
 	replace         int // children that died unasked since the last scale
+	arming          int // exclusive mode: the slot registering its listeners, or -1
 	stats           Stats
 	backoff         backoff
 	ready           *readiness // the current generation's start children
@@ -63,7 +64,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
-		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1}
+		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1, arming: -1}
 	for i, l := range listeners {
 		ln, err := newListener(l, i, cfg.Mode != Shared)
 		if err != nil {

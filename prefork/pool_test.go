@@ -77,7 +77,7 @@ func TestHotSlot(t *testing.T) {
 				t.Errorf("100 sequential requests served by %v, want one child", servers)
 			}
 			for who := range servers {
-				if mode == prefork.Dispatch && !strings.HasPrefix(who, "slot=0 ") {
+				if !strings.HasPrefix(who, "slot=0 ") {
 					t.Errorf("served by %s, want slot 0", who)
 				}
 			}

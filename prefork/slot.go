@@ -35,6 +35,7 @@ type slot struct {
 	pingSentAt time.Time // zero: no ping outstanding
 
 	helloed  bool      // said hello
+	armed    bool      // exclusive mode: registered its listeners (arm.go)
 	draining bool      // told to finish and exit
 	killed   bool      // SIGKILL sent
 	quitAt   time.Time // SIGQUIT sent for a busy timeout (zero: not sent)

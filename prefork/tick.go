@@ -16,6 +16,7 @@ func (p *Pool) tick() {
 		}
 	}
 	p.ready.check(p)
+	p.armNext()
 	p.checkStuck()
 	if p.stop != nil {
 		p.checkStop()

@@ -112,7 +112,7 @@ func statusLine(s prefork.Snapshot, perSecond float64) string {
 	fmt.Fprintf(&b, "; queue %d; %d served, %.0f/s; %d respawned, %d hung",
 		s.Queue, s.Stats.Served, perSecond, s.Stats.Respawned, s.Stats.Hung)
 	if s.Failures > 0 {
-		fmt.Fprintf(&b, "; worker failing (%s), %d in a row, next start in %v",
+		fmt.Fprintf(&b, "; worker failing (%s), %d in a row, backoff: next start in %v",
 			s.LastExit, s.Failures, s.RetryIn.Round(100*time.Millisecond))
 	}
 	if s.Stats.AtMax {

@@ -17,8 +17,10 @@ docs/protocol.md:
 
 dispatch:  wait for an A order, accept once, send B, serve, send I;
            an accept that finds nothing sends I at once.
-exclusive: wait on our own epoll set (EPOLLEXCLUSIVE) and accept by
-           ourselves; still send B and I, answer P, obey D.
+exclusive: once the master says A (its go-ahead, given in slot order),
+           register the listeners in our own epoll set (EPOLLEXCLUSIVE),
+           send I, and accept by ourselves; still send B and I, answer P,
+           obey D.
 A drain order, or EOF on the back-channel (the master is gone), ends the
 worker after the connection in hand.
 """
@@ -105,19 +107,37 @@ def dispatch(channel, listeners):
             return  # D, or EOF
 
 
+def wait_for_go_ahead(channel):
+    """Wait for the master's A before registering; False on a drain or EOF.
+
+    The kernel wakes the earliest-registered waiter first, and the master
+    hands out go-aheads one at a time in slot order: so low slots stay hot.
+    """
+    while True:
+        kind, _, value = receive(channel)
+        if kind == b"A":
+            return True
+        if kind != b"P":
+            return False  # D, or EOF
+        send(channel, b"O", value=value)
+
+
 def exclusive(channel, listeners):
     """Accept by ourselves, one connection at a time, until a drain or EOF."""
+    if not wait_for_go_ahead(channel):
+        return
     ep = select.epoll()
     for listener in listeners:  # in listener order, as the Go worker does
         ep.register(listener, select.EPOLLIN | select.EPOLLEXCLUSIVE)
     ep.register(channel, select.EPOLLIN)
+    send(channel, b"I")  # registered
     index_of = {listener.fileno(): i for i, listener in enumerate(listeners)}
     while True:
         ready = [fd for fd, _ in ep.poll()]
         if channel.fileno() in ready:  # orders first: a drain wins over a waiting connection
             kind, _, value = receive(channel)
             if kind != b"P":
-                return  # D, or EOF (an A is not sent in this mode)
+                return  # D, or EOF (no further A is sent in this mode)
             send(channel, b"O", value=value)
         for fd in ready:
             if fd in index_of:

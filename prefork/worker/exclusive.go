@@ -14,15 +14,22 @@ import (
 const channelTag = -1
 
 // serveExclusive accepts by itself: the listeners sit in the child's own
-// epoll set with EPOLLEXCLUSIVE, registered in listener order, so the kernel
-// wakes one idle child per connection — the earliest registered, which keeps
-// the low slots hot.
+// epoll set with EPOLLEXCLUSIVE, so the kernel wakes one idle child per
+// connection — the earliest registered. The child registers when the master
+// says so (an Accept order), which it does in slot order, so the low slots
+// stay hot; it answers Idle once registered.
 func serveExclusive(env Env, ch channel, h Handler) error {
+	if done, err := waitArming(ch); done || err != nil {
+		return err
+	}
 	ep, err := exclusiveSet(env)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(ep)
+	if err := ch.send(prefork.Idle, 0, 0); err != nil { // registered
+		return err
+	}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
 	var p pause
 	for {
@@ -42,6 +49,27 @@ func serveExclusive(env Env, ch channel, h Handler) error {
 				if err := acceptExclusive(env, ch, h, int(ev.Fd), &p); err != nil {
 					return err
 				}
+			}
+		}
+	}
+}
+
+// waitArming waits for the master's go-ahead to register (an Accept order),
+// answering pings meanwhile. It reports done after a drain or the master's end.
+func waitArming(ch channel) (bool, error) {
+	for {
+		m, err := ch.recv()
+		if err != nil {
+			return true, endOf(err)
+		}
+		switch m.Type {
+		case prefork.Accept:
+			return false, nil
+		case prefork.Drain:
+			return true, nil
+		case prefork.Ping:
+			if err := ch.send(prefork.Pong, 0, m.Value); err != nil {
+				return true, err
 			}
 		}
 	}
