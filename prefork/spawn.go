@@ -65,17 +65,13 @@ func (p *Pool) spawn(num int) (child, error) {
 		files = append(files, uintptr(l.FD))
 	}
 	if p.cfg.Mode.speaksProtocol() {
-		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		master, child, err := backChannel()
 		if err != nil {
-			return c, fmt.Errorf("spawn slot %d: socketpair: %w", num, err)
-		}
-		defer unix.Close(pair[1])
-		c.ch = pair[0]
-		if err := unix.SetNonblock(c.ch, true); err != nil {
-			unix.Close(c.ch)
 			return c, fmt.Errorf("spawn slot %d: %w", num, err)
 		}
-		files = append(files, uintptr(pair[1]))
+		defer unix.Close(child)
+		c.ch = master
+		files = append(files, uintptr(child))
 	}
 	attr := &syscall.ProcAttr{
 		Env:   append(p.env[:len(p.env):len(p.env)], EnvSlot+"="+itoa(num)),
@@ -100,6 +96,23 @@ func (p *Pool) spawn(num int) (child, error) {
 	}
 	c.pid = pid
 	return c, nil
+}
+
+// backChannel returns a SOCK_SEQPACKET socketpair: the master's end
+// non-blocking (a child that does not read must not block the master), the
+// child's end blocking. Both are close-on-exec; ForkExec's dup2 clears the
+// flag on the child's copy.
+func backChannel() (master, child int, err error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, -1, fmt.Errorf("socketpair: %w", err)
+	}
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return -1, -1, fmt.Errorf("back-channel: %w", err)
+	}
+	return pair[0], pair[1], nil
 }
 
 // program returns cfg's Program with defaults filled in.
