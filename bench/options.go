@@ -38,7 +38,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per server and load (median and min-max reported)")
 	fs.DurationVar(&o.duration, "duration", 4*time.Second, "length of one measured run")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before the runs")
-	fs.DurationVar(&o.slowWarmup, "slow-warmup", 3*time.Second, "warm-up before the slow-handler runs")
+	fs.DurationVar(&o.slowWarmup, "slow-warmup", 6*time.Second, "warm-up before the slow-handler runs, long enough for Apache and actd to reach 32 processes")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "idle window for the idle CPU measurement (0: skip it)")
 	fs.StringVar(&servers, "servers", strings.Join(allServers, ","), "comma-separated servers to measure")
 	fs.StringVar(&loadNames, "loads", strings.Join(loadNamesList(), ","), "comma-separated loads to run")
