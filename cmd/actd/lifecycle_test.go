@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -98,7 +101,8 @@ func TestNotifyLifecycle(t *testing.T) {
 	reloading := ns.waitFor(t, "RELOADING=1", ready)
 	ns.waitFor(t, "READY=1", reloading)
 	a.signal(t, syscall.SIGTERM)
-	ns.waitFor(t, "STOPPING=1", reloading)
+	stopping := ns.waitFor(t, "STOPPING=1", reloading)
+	ns.waitFor(t, "EXTEND_TIMEOUT_USEC=", stopping)
 	if code := a.wait(t, 15*time.Second); code != 0 {
 		t.Errorf("exit status %d, want 0", code)
 	}
@@ -263,4 +267,53 @@ func TestMasterKilled(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestFatalExitNotifies: a configuration that cannot run tells systemd why
+// (STATUS= and ERRNO=) before exiting 78.
+func TestFatalExitNotifies(t *testing.T) {
+	ns := newNotifySocket(t)
+	cmd := exec.Command(os.Args[0], "--listen", "127.0.0.1:0", "--max-children", "0")
+	cmd.Env = append(os.Environ(), envAsActd+"=1", ns.env())
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitConfig {
+		t.Errorf("exit status %d, want %d", code, exitConfig)
+	}
+	waitFor(t, "ERRNO=", 5*time.Second, func() bool { return ns.count("ERRNO=") == 1 })
+	if i := ns.index("STATUS=", -1); i < 0 || !strings.Contains(ns.all()[i], "max-children") {
+		t.Errorf("notifications %q: want a STATUS= naming max-children", ns.all())
+	}
+}
+
+// TestMetrics: --metrics-listen serves the pool's numbers in the Prometheus
+// text format.
+func TestMetrics(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	a := startActd(t, nil, "--metrics-listen", addr)
+	for range 3 {
+		if _, err := a.get(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var body string
+	waitFor(t, "metrics", 5*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, "actd_connections_total 3\n")
+	})
+	for _, want := range []string{"# TYPE actd_children_idle gauge", "actd_children_max 32\n", "# TYPE actd_hung_total counter"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
 }
