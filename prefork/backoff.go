@@ -20,11 +20,13 @@ const (
 type backoff struct {
 	failures  int
 	notBefore time.Time
+	lastFail  time.Time
 	lastExit  string
 }
 
 func (b *backoff) fail(now time.Time, exit string) {
 	b.failures++
+	b.lastFail = now
 	b.lastExit = exit
 	b.notBefore = now.Add(b.delay())
 }
@@ -56,3 +58,9 @@ func (b *backoff) spawned(now time.Time) {
 
 // ok ends a failure streak: the worker program proved it starts.
 func (b *backoff) ok() { *b = backoff{} }
+
+// proves reports whether a child started at started and alive at now ends
+// the streak: it started after the last failure and lived provenAge.
+func (b *backoff) proves(started, now time.Time) bool {
+	return b.failures > 0 && started.After(b.lastFail) && now.Sub(started) >= provenAge
+}

@@ -45,7 +45,7 @@ func (p *Pool) checkSlot(s *slot) {
 	case s.state == idle:
 		p.checkPing(s)
 	}
-	if p.backoff.failures > 0 && s.gen == p.gen && s.state != starting && p.now.Sub(s.started) >= provenAge {
+	if s.gen == p.gen && s.state != starting && p.backoff.proves(s.started, p.now) {
 		p.backoff.ok() // the worker starts and stays up: the failure streak is over
 	}
 }
