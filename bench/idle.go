@@ -12,15 +12,14 @@ const idleSettle = 3 * time.Second
 
 // idleMeasure is one server's cost while nobody talks to it.
 type idleMeasure struct {
-	server      string
-	window      time.Duration
-	masterTicks uint64 // CPU ticks of the main process in the window
-	masterRuns  uint64 // times the main process's threads were put on a CPU
-	treeTicks   uint64 // CPU ticks of the whole tree (processes alive at both ends)
-	procs       int
-	master      memory
-	tree        memory
-	err         error
+	server  string
+	window  time.Duration
+	master  schedStat     // CPU and wake-ups of the main process in the window
+	treeCPU time.Duration // CPU of the whole tree (processes alive at both ends)
+	procs   int
+	mem     memory // of the main process
+	treeMem memory
+	err     error
 }
 
 // measureIdle starts every server in names at once with the fast pool,
@@ -39,16 +38,16 @@ func measureIdle(t *tools, names []string, window time.Duration) []idleMeasure {
 	}
 	defer stopAll(procs)
 	time.Sleep(idleSettle)
-	before := make([]idleSnapshot, len(procs))
+	before := make([]map[int]schedStat, len(procs))
 	for i, p := range procs {
 		if p != nil {
-			before[i] = snapshotIdle(p.pid())
+			before[i] = snapshotTree(p.pid())
 		}
 	}
 	time.Sleep(window)
 	for i, p := range procs {
 		if p != nil {
-			results[i].fill(before[i], snapshotIdle(p.pid()))
+			results[i].fill(p.pid(), before[i], snapshotTree(p.pid()))
 		}
 	}
 	return results
@@ -66,39 +65,30 @@ func stopAll(procs []*serverProc) {
 	}
 }
 
-// idleSnapshot is the CPU counters of a tree at one moment.
-type idleSnapshot struct {
-	master procStat
-	runs   uint64
-	ticks  map[int]uint64 // per process in the tree
-}
-
-// snapshotIdle reads the counters of the tree rooted at pid.
-func snapshotIdle(pid int) idleSnapshot {
-	s := idleSnapshot{runs: schedRuns(pid), ticks: map[int]uint64{}}
-	for i, p := range tree(pid) {
-		if i == 0 {
-			s.master = p
-		}
-		s.ticks[p.pid] = p.ticks
+// snapshotTree reads the scheduler account of every process in the tree
+// rooted at pid.
+func snapshotTree(pid int) map[int]schedStat {
+	s := map[int]schedStat{}
+	for _, p := range tree(pid) {
+		s[p.pid] = readSched(p.pid)
 	}
 	return s
 }
 
-// fill sets m's counters from two snapshots and reads the tree's memory.
-func (m *idleMeasure) fill(before, after idleSnapshot) {
-	if after.master.pid == 0 {
+// fill sets m's figures from two snapshots of the tree rooted at pid and
+// reads its memory.
+func (m *idleMeasure) fill(pid int, before, after map[int]schedStat) {
+	if _, ok := after[pid]; !ok {
 		m.err = fmt.Errorf("%s exited while idle", m.server)
 		return
 	}
-	m.masterTicks = after.master.ticks - before.master.ticks
-	m.masterRuns = after.runs - before.runs
-	for pid, t := range after.ticks {
-		if t0, ok := before.ticks[pid]; ok {
-			m.treeTicks += t - t0
+	m.master = schedStat{cpu: after[pid].cpu - before[pid].cpu, runs: after[pid].runs - before[pid].runs}
+	for p, s := range after {
+		if s0, ok := before[p]; ok {
+			m.treeCPU += s.cpu - s0.cpu
 		}
 	}
-	m.procs = len(after.ticks)
-	m.master = processMemory(after.master.pid)
-	m.tree, _ = treeMemory(after.master.pid)
+	m.procs = len(after)
+	m.mem = processMemory(pid)
+	m.treeMem, _ = treeMemory(pid)
 }

@@ -12,12 +12,12 @@ const memorySampleEvery = 250 * time.Millisecond
 
 // runMeasure is what one measured run observed.
 type runMeasure struct {
-	wrk         wrkResult
-	conns       uint64 // TCP connections accepted during the run (TcpPassiveOpens)
-	masterTicks uint64 // CPU ticks the server's main process used during the run
-	peakTree    memory // largest total memory of the process tree seen
-	peakMaster  memory // largest memory of the main process seen
-	peakProcs   int    // most processes seen in the tree
+	wrk        wrkResult
+	conns      uint64        // TCP connections accepted during the run (TcpPassiveOpens)
+	masterCPU  time.Duration // CPU time the server's main process used during the run
+	peakTree   memory        // largest total memory of the process tree seen
+	peakMaster memory        // largest memory of the main process seen
+	peakProcs  int           // most processes seen in the tree
 }
 
 // masterCPUPer returns the main process's CPU time per connection for loads
@@ -30,17 +30,14 @@ func (m runMeasure) masterCPUPer(l load) float64 {
 	if denom == 0 {
 		return 0
 	}
-	return float64(m.masterTicks*clockTick) / denom
+	return float64(m.masterCPU.Microseconds()) / denom
 }
 
 // measureRun runs wrk once against p for d while sampling the memory of its
 // process tree. It returns what it saw, or an error if wrk failed or the
 // server's process vanished.
 func measureRun(ctx context.Context, w wrkRunner, p *serverProc, l load, d time.Duration) (runMeasure, error) {
-	before, err := readStat(p.pid())
-	if err != nil {
-		return runMeasure{}, fmt.Errorf("%s: read stat: %w", p.name, err)
-	}
+	before := readSched(p.pid())
 	opens, err := passiveOpens()
 	if err != nil {
 		return runMeasure{}, err
@@ -55,15 +52,15 @@ func measureRun(ctx context.Context, w wrkRunner, p *serverProc, l load, d time.
 	if err != nil {
 		return runMeasure{}, err
 	}
-	after, err := readStat(p.pid())
-	if err != nil {
+	if _, err := readStat(p.pid()); err != nil {
 		return runMeasure{}, fmt.Errorf("%s: gone after the run: %w", p.name, err)
 	}
+	after := readSched(p.pid())
 	opensAfter, err := passiveOpens()
 	if err != nil {
 		return runMeasure{}, err
 	}
-	m.masterTicks, m.conns = after.ticks-before.ticks, opensAfter-opens
+	m.masterCPU, m.conns = after.cpu-before.cpu, opensAfter-opens
 	return m, nil
 }
 

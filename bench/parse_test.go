@@ -12,9 +12,9 @@ func TestParseStat(t *testing.T) {
 		want procStat
 	}{
 		{"plain", "42 (apache2) S 7 42 42 0 -1 4194560 1 0 0 0 12 30 0 0 20 0 1 0 5 1 1",
-			procStat{pid: 42, ppid: 7, pgrp: 42, state: 'S', ticks: 42}},
+			procStat{pid: 42, ppid: 7, pgrp: 42, state: 'S'}},
 		{"name with spaces and parens", "9 (a) b (c)) R 1 9 3 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 5 1 1",
-			procStat{pid: 9, ppid: 1, pgrp: 9, state: 'R', ticks: 11}},
+			procStat{pid: 9, ppid: 1, pgrp: 9, state: 'R'}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -27,7 +27,7 @@ func TestParseStat(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", "1 (x S 1", "1 (x) S 1 2"} {
+	for _, bad := range []string{"", "1 (x S 1", "1 (x) S 1", "x (y) S 1 2"} {
 		if _, err := parseStat([]byte(bad)); err == nil {
 			t.Errorf("parseStat(%q): got no error, want one", bad)
 		}

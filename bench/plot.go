@@ -16,23 +16,24 @@ import (
 
 // serverColors gives each ramp server a fixed colour.
 var serverColors = map[string]color.Color{
-	"actd-dispatch":   color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	"actd-exclusive":  color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
-	"apache-prefork":  color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	"baseline":        color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
-	"gunicorn":        color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
-	"socket-activate": color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
+	"actd-dispatch":    color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	"actd-exclusive":   color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	"apache-prefork":   color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"baseline":         color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+	"baseline-netconn": color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	"gunicorn":         color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	"socket-activate":  color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
-// writePlot renders the ramps as a PNG at path: processes (pool size solid,
-// busy dashed) above, accept-queue depth below, with the burst marked. It
+// writePlot renders the ramps as a PNG at path: pool size above,
+// accept-queue depth below, with the burst marked. It
 // returns an error if a plot cannot be built or the file written.
 func writePlot(path string, ramps []rampResult) error {
 	if len(ramps) == 0 {
 		return nil
 	}
 	timing := ramps[0].timing
-	pool, err := newRampPlot("Pool during the ramp: processes (solid) and busy (dashed)", "processes", timing)
+	pool, err := newRampPlot("Pool size during the ramp", "processes", timing)
 	if err != nil {
 		return err
 	}
@@ -71,35 +72,24 @@ func newRampPlot(title, yLabel string, timing rampTiming) (*plot.Plot, error) {
 	return p, nil
 }
 
-// addRamp adds one server's pool, busy and queue lines.
+// addRamp adds one server's pool-size and queue lines.
 func addRamp(pool, queue *plot.Plot, r rampResult) error {
-	size, busy, waiting := make(plotter.XYs, len(r.samples)), make(plotter.XYs, len(r.samples)), make(plotter.XYs, len(r.samples))
+	size, waiting := make(plotter.XYs, len(r.samples)), make(plotter.XYs, len(r.samples))
 	for i, s := range r.samples {
 		x := s.at.Seconds()
-		size[i], busy[i], waiting[i] = plotter.XY{X: x, Y: float64(s.pool)}, plotter.XY{X: x, Y: float64(s.busy)}, plotter.XY{X: x, Y: float64(s.queue)}
+		size[i], waiting[i] = plotter.XY{X: x, Y: float64(s.pool)}, plotter.XY{X: x, Y: float64(s.queue)}
 	}
-	c := serverColors[r.server]
-	lines := []struct {
-		p      *plot.Plot
-		xys    plotter.XYs
-		legend string
-		dashed bool
-	}{
-		{pool, size, r.server + " pool", false},
-		{pool, busy, r.server + " busy", true},
-		{queue, waiting, r.server, false},
-	}
-	for _, l := range lines {
+	for _, l := range []struct {
+		p   *plot.Plot
+		xys plotter.XYs
+	}{{pool, size}, {queue, waiting}} {
 		line, err := plotter.NewLine(l.xys)
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", l.legend, err)
+			return fmt.Errorf("plot %s: %w", r.server, err)
 		}
-		line.Color, line.Width = c, vg.Points(1.5)
-		if l.dashed {
-			line.Dashes, line.Width = []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
-		}
+		line.Color, line.Width = serverColors[r.server], vg.Points(1.5)
 		l.p.Add(line)
-		l.p.Legend.Add(l.legend, line)
+		l.p.Legend.Add(r.server, line)
 	}
 	return nil
 }

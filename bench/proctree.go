@@ -7,18 +7,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // procStat is the part of /proc/PID/stat the suite uses.
 type procStat struct {
 	pid, ppid, pgrp int
 	state           byte
-	ticks           uint64 // utime + stime, in clock ticks, of the whole process
 }
-
-// clockTick is the length of one /proc CPU tick in microseconds (USER_HZ
-// is 100 on Linux for every architecture the suite runs on).
-const clockTick = 10_000
 
 // readStat parses /proc/PID/stat. It returns an error if the process is
 // gone or the file does not parse.
@@ -39,8 +35,8 @@ func parseStat(b []byte) (procStat, error) {
 		return procStat{}, fmt.Errorf("stat: no command name in %q", b)
 	}
 	fields := strings.Fields(string(b[end+1:]))
-	if len(fields) < 13 {
-		return procStat{}, fmt.Errorf("stat: %d fields after the name, want at least 13", len(fields))
+	if len(fields) < 3 {
+		return procStat{}, fmt.Errorf("stat: %d fields after the name, want at least 3", len(fields))
 	}
 	var s procStat
 	var err error
@@ -54,12 +50,6 @@ func parseStat(b []byte) (procStat, error) {
 		}
 	}
 	s.state = fields[0][0]
-	utime, err1 := strconv.ParseUint(fields[11], 10, 64)
-	stime, err2 := strconv.ParseUint(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return procStat{}, fmt.Errorf("stat: bad utime %q or stime %q", fields[11], fields[12])
-	}
-	s.ticks = utime + stime
 	return s, nil
 }
 
@@ -171,12 +161,19 @@ func treeMemory(root int) (memory, int) {
 	return total, len(procs)
 }
 
-// schedRuns sums, over the threads of pid, the number of times each was
-// run on a CPU (the third field of /proc/PID/task/TID/schedstat): a count of
-// wake-ups. It returns 0 if the process is gone.
-func schedRuns(pid int) uint64 {
+// schedStat is a process's scheduler account, summed over its threads.
+type schedStat struct {
+	cpu  time.Duration // time on a CPU, in nanoseconds
+	runs uint64        // times a thread was put on a CPU: wake-ups
+}
+
+// readSched sums /proc/PID/task/TID/schedstat over the threads of pid. It
+// is exact to the nanosecond, unlike the 10 ms ticks of /proc/PID/stat,
+// but forgets threads that have exited (the servers measured here keep
+// theirs). It returns the zero value if the process is gone.
+func readSched(pid int) schedStat {
 	paths, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "schedstat"))
-	var total uint64
+	var total schedStat
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -186,8 +183,10 @@ func schedRuns(pid int) uint64 {
 		if len(fields) < 3 {
 			continue
 		}
-		n, _ := strconv.ParseUint(fields[2], 10, 64)
-		total += n
+		ns, _ := strconv.ParseUint(fields[0], 10, 64)
+		runs, _ := strconv.ParseUint(fields[2], 10, 64)
+		total.cpu += time.Duration(ns)
+		total.runs += runs
 	}
 	return total
 }

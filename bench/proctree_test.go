@@ -47,3 +47,16 @@ func TestReadStatSelf(t *testing.T) {
 		t.Errorf("got pid %d ppid %d, want %d %d", s.pid, s.ppid, os.Getpid(), os.Getppid())
 	}
 }
+
+func TestReadSched(t *testing.T) {
+	for i := 0; i < 1e6; i++ { // spend a little CPU
+		_ = os.Getpid()
+	}
+	s := readSched(os.Getpid())
+	if s.cpu <= 0 || s.runs == 0 {
+		t.Errorf("got %+v for this process, want CPU time and runs above zero", s)
+	}
+	if got := readSched(1<<22 + 7); got != (schedStat{}) {
+		t.Errorf("process that does not exist: got %+v, want zero", got)
+	}
+}

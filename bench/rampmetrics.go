@@ -17,6 +17,7 @@ const never = time.Duration(-1)
 type rampMetrics struct {
 	toCapacity time.Duration // from burst start until the pool first held max processes; never if it did not
 	peakPool   int
+	peakBusy   int
 	peakQueue  int
 	p50, p99   time.Duration // latency of the requests started during the burst
 	served     int           // requests answered with 200 during the burst
@@ -31,7 +32,7 @@ func (r rampResult) metrics() rampMetrics {
 	m := rampMetrics{toCapacity: never, toMaxSpare: never}
 	var prev *rampSample
 	for i, s := range r.samples {
-		m.peakPool, m.peakQueue = max(m.peakPool, s.pool), max(m.peakQueue, s.queue)
+		m.peakPool, m.peakBusy, m.peakQueue = max(m.peakPool, s.pool), max(m.peakBusy, s.busy), max(m.peakQueue, s.queue)
 		if s.at >= burstStart && s.pool >= rampPool.max && m.toCapacity == never {
 			m.toCapacity = s.at - burstStart
 		}

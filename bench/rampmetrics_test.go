@@ -25,7 +25,7 @@ func TestRampMetrics(t *testing.T) {
 	}
 	got := r.metrics()
 	want := rampMetrics{
-		toCapacity: 700 * time.Millisecond, peakPool: 33, peakQueue: 60,
+		toCapacity: 700 * time.Millisecond, peakPool: 33, peakBusy: 0, peakQueue: 60,
 		p50: 10 * time.Millisecond, p99: 30 * time.Millisecond, served: 2, failed: 1,
 		toMaxSpare: 2200 * time.Millisecond,
 		regrowths:  1, // 20 → 21 at 5.0 s; 32 → 33 at 3.5 s is within the grace second

@@ -25,6 +25,8 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		return cmd, "/", err
 	case "baseline":
 		return baselineCommand(t, s), "/", nil
+	case "baseline-netconn":
+		return baselineCommand(t, s, "-netconn"), "/", nil
 	case "apache-prefork":
 		return apacheCommand(s)
 	case "gunicorn":
@@ -37,12 +39,11 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 	return nil, "", fmt.Errorf("unknown server %q", name)
 }
 
-// baselineCommand runs bench/baseline with the pool's fixed size.
-func baselineCommand(t *tools, s setup) *exec.Cmd {
-	return exec.Command(t.baseline,
-		"-listen", addr(s.port),
-		"-children", strconv.Itoa(s.pool.fixed),
-		"-delay", s.delay.String())
+// baselineCommand runs bench/baseline with the pool's fixed size and any
+// extra flags.
+func baselineCommand(t *tools, s setup, extra ...string) *exec.Cmd {
+	args := []string{"-listen", addr(s.port), "-children", strconv.Itoa(s.pool.fixed), "-delay", s.delay.String()}
+	return exec.Command(t.baseline, append(args, extra...)...)
 }
 
 // socketActivateCommand runs systemd-socket-activate in inetd style: one

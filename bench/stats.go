@@ -26,15 +26,16 @@ func summarize(xs []float64) summary {
 	return summary{median: med, min: s[0], max: s[len(s)-1]}
 }
 
-// spread formats xs as "median (min–max)" with verb, or just the median for
-// a single figure, or "–" for none.
+// spread formats xs as "median (min–max)" with verb, or one figure when
+// min and max print the same, or "–" for none.
 func spread(xs []float64, verb string) string {
 	if len(xs) == 0 {
 		return "–"
 	}
 	s := summarize(xs)
-	if len(xs) == 1 {
-		return fmt.Sprintf(verb, s.median)
+	lo, hi := fmt.Sprintf(verb, s.min), fmt.Sprintf(verb, s.max)
+	if lo == hi {
+		return lo
 	}
 	return fmt.Sprintf(verb+" ("+verb+"–"+verb+")", s.median, s.min, s.max)
 }

@@ -33,6 +33,7 @@ func TestSpread(t *testing.T) {
 		{nil, "–"},
 		{[]float64{7}, "7"},
 		{[]float64{3, 1, 2}, "2 (1–3)"},
+		{[]float64{4, 4.2, 3.9}, "4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -3,16 +3,18 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // serverHow describes how each server runs in the load tables.
 var serverHow = map[string]string{
-	"actd-dispatch":   "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
-	"actd-exclusive":  "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
-	"baseline":        "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop; no supervisor on the path",
-	"apache-prefork":  "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
-	"gunicorn":        "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
-	"socket-activate": "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
+	"actd-dispatch":    "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
+	"actd-exclusive":   "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
+	"baseline":         "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop, plain read/write; no supervisor on the path",
+	"baseline-netconn": "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as actd's children do",
+	"apache-prefork":   "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
+	"gunicorn":         "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
+	"socket-activate":  "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
 }
 
 // writeServers writes the table of servers and their pool settings.
@@ -29,7 +31,7 @@ func (r report) writeServers(b *strings.Builder) {
 func (r report) writeLoads(b *strings.Builder) {
 	b.WriteString("### Loads\n\n")
 	r.writeServers(b)
-	fmt.Fprintf(b, "Each cell: median (min–max) of %d runs. Latency as wrk measures it (from the request's first byte written; connect time not included). Errors: wrk's connect, read, write, timeout and non-2xx counts per run. Memory: the largest sum over the server's process tree seen during a run (sampled every %v). Master CPU: user+system time of the server's main process during the run (in 10 ms ticks) divided by the connections the kernel accepted in that time (TcpPassiveOpens), or by requests for the keep-alive load.\n\n",
+	fmt.Fprintf(b, "Each cell: median (min–max) of %d runs. Latency as wrk measures it (from the request's first byte written; connect time not included). Errors: wrk's connect, read, write, timeout and non-2xx counts per run. Memory: the largest sum over the server's process tree seen during a run (sampled every %v). Master CPU: CPU time of the server's main process during the run (from schedstat, summed over its threads) divided by the connections the kernel accepted in that time (TcpPassiveOpens), or by requests for the keep-alive load.\n\n",
 		r.opts.runs, memorySampleEvery)
 	for _, name := range r.opts.loads {
 		l, _ := loadByName(name)
@@ -81,16 +83,16 @@ func (r report) writeIdle(b *strings.Builder) {
 	if len(r.idle) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "### Idle\n\nAll servers started at once with the pools above, left alone for %v, then measured for %v with nobody connecting. Wake-ups: times the main process's threads were put on a CPU (schedstat), a finer measure than CPU ticks.\n\n", idleSettle, r.opts.idle)
-	b.WriteString("| server | processes | master CPU ms | master wake-ups/s | tree CPU ms | master RSS MB | tree RSS MB | tree PSS MB |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "### Idle\n\nAll servers started at once with the pools above, left alone for %v, then measured for %v with nobody connecting. CPU and wake-ups (times the main process's threads were put on a CPU) come from schedstat, to the microsecond.\n\n", idleSettle, r.opts.idle)
+	b.WriteString("| server | processes | master CPU | master wake-ups/s | tree CPU | master RSS MB | tree RSS MB | tree PSS MB |\n|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.idle {
 		if m.err != nil {
 			fmt.Fprintf(b, "| %s | failed (see below) | | | | | | |\n", m.server)
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %d | %d | %.1f | %d | %.1f | %.1f | %.1f |\n", m.server, m.procs,
-			m.masterTicks*clockTick/1000, float64(m.masterRuns)/m.window.Seconds(), m.treeTicks*clockTick/1000,
-			mb(m.master.rss), mb(m.tree.rss), mb(m.tree.pss))
+		fmt.Fprintf(b, "| %s | %d | %v | %.1f | %v | %.1f | %.1f | %.1f |\n", m.server, m.procs,
+			m.master.cpu.Round(time.Microsecond), float64(m.master.runs)/m.window.Seconds(), m.treeCPU.Round(time.Microsecond),
+			mb(m.mem.rss), mb(m.treeMem.rss), mb(m.treeMem.pss))
 	}
 	b.WriteString("\n")
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // idleCPUTarget is the most CPU an idle actd master may use to count as
-// "no measurable CPU": one 10 ms tick per 10 s window (0.1%).
+// "no measurable CPU": 0.1% of one core, less than one 10 ms tick of
+// top(1) in 10 s.
 const idleCPUTarget = 0.001
 
 // masterRSSTarget is issue 2's bound on the actd master's memory.
@@ -79,10 +80,9 @@ func (r report) idleRow(b *strings.Builder, server string) {
 		if m.server != server || m.err != nil {
 			continue
 		}
-		used := time.Duration(m.masterTicks*clockTick) * time.Microsecond
-		share := used.Seconds() / m.window.Seconds()
-		fmt.Fprintf(b, "| %s | %v CPU in %v (%.2f%%), %.1f wake-ups/s | %s |\n", target, used, m.window, share*100,
-			float64(m.masterRuns)/m.window.Seconds(), yesNo(share <= idleCPUTarget))
+		share := m.master.cpu.Seconds() / m.window.Seconds()
+		fmt.Fprintf(b, "| %s | %v CPU in %v (%.3f%%), %.1f wake-ups/s | %s |\n", target, m.master.cpu.Round(time.Microsecond), m.window, share*100,
+			float64(m.master.runs)/m.window.Seconds(), yesNo(share <= idleCPUTarget))
 		return
 	}
 	fmt.Fprintf(b, "| %s | not measured | – |\n", target)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"syscall"
@@ -12,13 +13,12 @@ import (
 // maxRequest bounds the size of one request head.
 const maxRequest = 8192
 
-// serveConn answers HTTP/1.x requests on the connected socket fd until the
-// client closes, asks to close (Connection: close, or HTTP/1.0 without
-// keep-alive), or sends a head larger than maxRequest. Every answer is
-// "slot=K pid=P\n", sent after sleeping delay. It returns nil when the
-// connection ends normally and the read or write error otherwise; the
-// caller closes fd.
-func serveConn(fd int, slot string, delay time.Duration) error {
+// serveConn answers HTTP/1.x requests on conn until the client closes,
+// asks to close (Connection: close, or HTTP/1.0 without keep-alive), or
+// sends a head larger than maxRequest. Every answer is "slot=K pid=P\n",
+// sent after sleeping delay. It returns nil when the connection ends
+// normally and the read or write error otherwise; the caller closes conn.
+func serveConn(conn io.ReadWriter, slot string, delay time.Duration) error {
 	body := fmt.Sprintf("slot=%s pid=%d\n", slot, os.Getpid())
 	buf := make([]byte, 0, maxRequest)
 	chunk := make([]byte, 4096)
@@ -28,11 +28,11 @@ func serveConn(fd int, slot string, delay time.Duration) error {
 			if len(buf) >= maxRequest {
 				return fmt.Errorf("request head over %d bytes", maxRequest)
 			}
-			n, err := syscall.Read(fd, chunk)
-			if err == syscall.EINTR {
-				continue
-			}
+			n, err := conn.Read(chunk)
 			if n <= 0 {
+				if err == io.EOF {
+					return nil
+				}
 				return err
 			}
 			buf = append(buf, chunk[:n]...)
@@ -43,7 +43,7 @@ func serveConn(fd int, slot string, delay time.Duration) error {
 		if delay > 0 {
 			time.Sleep(delay)
 		}
-		if err := writeAll(fd, response(body, keepAlive)); err != nil || !keepAlive {
+		if _, err := conn.Write(response(body, keepAlive)); err != nil || !keepAlive {
 			return err
 		}
 	}
@@ -71,17 +71,39 @@ func response(body string, keepAlive bool) []byte {
 		strconv.Itoa(len(body)) + "\r\nConnection: " + conn + "\r\n\r\n" + body)
 }
 
-// writeAll writes all of b to fd. It returns nil or the first write error.
-func writeAll(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := syscall.Write(fd, b)
+// fdConn reads and writes a blocking socket with plain system calls, as a
+// C prefork server does: no Go netpoller on the connection.
+type fdConn int
+
+// Read reads once, retrying on EINTR. It returns io.EOF at end of stream.
+func (c fdConn) Read(b []byte) (int, error) {
+	for {
+		n, err := syscall.Read(int(c), b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// Write writes all of b, retrying on EINTR. It returns the bytes written
+// and the first error.
+func (c fdConn) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := syscall.Write(int(c), b[done:])
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return err
+			return done, err
 		}
-		b = b[n:]
+		done += n
 	}
-	return nil
+	return done, nil
 }

@@ -7,7 +7,10 @@
 // A blocking accept wakes exactly one waiting child per connection, so there
 // is no thundering herd and no supervisor on the connection path: what is
 // left is the cost of the kernel and of answering. actd's accept modes are
-// measured against it.
+// measured against it. Connections are served with plain read(2) and
+// write(2); with -netconn each is wrapped in a Go net.Conn instead, as
+// actd's worker library does, which separates the cost of Go's network
+// layer from the cost of supervision.
 //
 // With -inetd it serves exactly one connection, already accepted, on fd 3
 // when LISTEN_FDS=1 (systemd-socket-activate --accept) or else on fd 0
@@ -35,6 +38,7 @@ func main() {
 	children := flag.Int("children", 4, "number of children, each in a blocking accept loop")
 	delay := flag.Duration("delay", 0, "sleep this long before answering each request")
 	inetd := flag.Bool("inetd", false, "serve one accepted connection on fd 3 (LISTEN_FDS=1) or fd 0, then exit")
+	netConn := flag.Bool("netconn", false, "serve each accepted connection through a Go net.Conn instead of plain system calls")
 	flag.Parse()
 
 	var err error
@@ -42,7 +46,7 @@ func main() {
 	case *inetd:
 		err = serveInetd(*delay)
 	case os.Getenv(childEnv) != "":
-		err = runChild(os.Getenv(childEnv), *delay)
+		err = runChild(os.Getenv(childEnv), *delay, *netConn)
 	default:
 		err = runParent(*listen, *children)
 	}
@@ -59,5 +63,5 @@ func serveInetd(delay time.Duration) error {
 	if os.Getenv("LISTEN_FDS") == "1" {
 		fd = listenerFD
 	}
-	return serveConn(fd, "0", delay)
+	return serveConn(fdConn(fd), "0", delay)
 }

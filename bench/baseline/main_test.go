@@ -28,12 +28,19 @@ func TestMain(m *testing.M) {
 
 var bodyPattern = regexp.MustCompile(`^slot=[01] pid=[0-9]+\n$`)
 
-// TestBaseline runs the real program with two children and checks that
-// every request is answered, keep-alive is honoured, Connection: close
-// closes, and SIGTERM stops the whole tree.
+// TestBaseline runs the real program with two children, serving with plain
+// system calls and through net.Conn, and checks that every request is
+// answered, keep-alive is honoured, Connection: close closes, and SIGTERM
+// stops the whole tree.
 func TestBaseline(t *testing.T) {
+	for _, mode := range []string{"-netconn=false", "-netconn=true"} {
+		t.Run(mode, func(t *testing.T) { testBaseline(t, mode) })
+	}
+}
+
+func testBaseline(t *testing.T, mode string) {
 	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-listen", addr, "-children", "2")
+	cmd := exec.Command(os.Args[0], "-listen", addr, "-children", "2", mode)
 	cmd.Env = append(os.Environ(), asMainEnv+"=1")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
