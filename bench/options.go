@@ -25,13 +25,11 @@ type options struct {
 	keepDir    bool   // keep the work directory (configs, logs) for debugging
 }
 
-// defaultServers lists the servers a plain run measures, in table order.
-var defaultServers = []string{"actd-dispatch", "actd-exclusive", "baseline", "apache-prefork", "gunicorn", "socket-activate"}
-
-// allServers adds the servers measured only on request: baseline-netconn is
-// the baseline serving through Go's net.Conn, to tell the cost of Go's
-// network layer from the cost of supervision.
-var allServers = append(slices.Clone(defaultServers), "baseline-netconn")
+// allServers lists every server the suite knows, in table order.
+// baseline-netconn is the baseline serving through Go's net.Conn, as actd's
+// children do: it tells the cost of Go's network layer from the cost of
+// supervision.
+var allServers = []string{"actd-dispatch", "actd-exclusive", "baseline", "baseline-netconn", "apache-prefork", "gunicorn", "socket-activate"}
 
 // parseOptions reads args. It returns an error for an unknown flag, a
 // non-positive count or duration, or an unknown server or load name.
@@ -41,11 +39,11 @@ func parseOptions(args []string) (options, error) {
 	var servers, loadNames, rampServers string
 	quick := fs.Bool("quick", false, "short smoke run: 1 s runs, short ramp, writes no docs")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per server and load (median and min-max reported)")
-	fs.DurationVar(&o.duration, "duration", 4*time.Second, "length of one measured run")
+	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of one measured run")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before the runs")
 	fs.DurationVar(&o.slowWarmup, "slow-warmup", 6*time.Second, "warm-up before the slow-handler runs, long enough for Apache and actd to reach 32 processes")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "idle window for the idle CPU measurement (0: skip it)")
-	fs.StringVar(&servers, "servers", strings.Join(defaultServers, ","), "comma-separated servers to measure, from: "+strings.Join(allServers, ", "))
+	fs.StringVar(&servers, "servers", strings.Join(allServers, ","), "comma-separated servers to measure")
 	fs.StringVar(&loadNames, "loads", strings.Join(loadNamesList(), ","), "comma-separated loads to run")
 	fs.StringVar(&rampServers, "ramp", "actd-dispatch,actd-exclusive,apache-prefork", "comma-separated servers for the scaling ramp (empty: skip)")
 	fs.BoolVar(&o.install, "install", true, "apt-get install missing peers (wrk, apache2, python3-gunicorn, systemd, gcc)")
