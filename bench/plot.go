@@ -46,6 +46,7 @@ func writePlot(path string, ramps []rampResult) error {
 			return err
 		}
 	}
+	pool.Y.Max = float64(rampPool.max) * 1.1 // room above the cap
 	return savePlots(path, pool, queue)
 }
 
@@ -87,11 +88,25 @@ func addRamp(pool, queue *plot.Plot, r rampResult) error {
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", r.server, err)
 		}
-		line.Color, line.Width = serverColors[r.server], vg.Points(1.5)
+		line.LineStyle = lineStyle(r.server)
 		l.p.Add(line)
 		l.p.Legend.Add(r.server, line)
 	}
 	return nil
+}
+
+// lineStyle draws each server differently enough that lines lying on top of
+// each other (two servers with the same ramp) stay visible: actd-exclusive
+// wide, Apache dashed, the rest plain.
+func lineStyle(server string) draw.LineStyle {
+	style := draw.LineStyle{Color: serverColors[server], Width: vg.Points(1.5)}
+	switch server {
+	case "actd-exclusive":
+		style.Width = vg.Points(4)
+	case "apache-prefork":
+		style.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	}
+	return style
 }
 
 // savePlots stacks the plots vertically into one PNG at path.

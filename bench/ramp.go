@@ -74,8 +74,7 @@ func runRamp(ctx context.Context, t *tools, name string, timing rampTiming) (r r
 }
 
 // samplePool records the pool size (live children of the main process),
-// busy count (accepted connections still open: one per busy process in a
-// prefork server) and accept queue every period until end. It returns the
+// busy count (children holding an accepted connection) and accept queue every period until end. It returns the
 // samples, or an error if the server exits or the socket counts cannot be
 // read.
 func samplePool(ctx context.Context, p *serverProc, t0, end time.Time, period time.Duration) ([]rampSample, error) {
@@ -91,7 +90,7 @@ func samplePool(ctx context.Context, p *serverProc, t0, end time.Time, period ti
 		if err != nil {
 			return samples, err
 		}
-		samples = append(samples, rampSample{at: now.Sub(t0), pool: directChildren(procs), busy: counts.accepted, queue: counts.queue})
+		samples = append(samples, rampSample{at: now.Sub(t0), pool: directChildren(procs), busy: busyChildren(procs, counts.inodes), queue: counts.queue})
 		select {
 		case <-ctx.Done():
 			return samples, ctx.Err()

@@ -9,8 +9,9 @@ import (
 
 // socketCounts is the state of one TCP port's sockets at one moment.
 type socketCounts struct {
-	queue    int // connections waiting in the listener's accept queue (its idiag_rqueue)
-	accepted int // server-side connections in ESTABLISHED or CLOSE_WAIT that a process has accepted
+	queue    int                 // connections waiting in the listener's accept queue (its idiag_rqueue)
+	accepted int                 // server-side connections in ESTABLISHED or CLOSE_WAIT that a process has accepted
+	inodes   map[uint64]struct{} // the socket inodes of the accepted connections
 }
 
 // TCP states as the kernel numbers them (include/net/tcp_states.h).
@@ -40,7 +41,7 @@ func countSockets(port int) (socketCounts, error) {
 	if err := unix.Sendto(fd, diagRequest(), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return socketCounts{}, fmt.Errorf("sock_diag request: %w", err)
 	}
-	var counts socketCounts
+	counts := socketCounts{inodes: map[uint64]struct{}{}}
 	buf := make([]byte, 64*1024)
 	for {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
@@ -105,8 +106,9 @@ func (c *socketCounts) add(msg []byte, port int) {
 	case tcpEstablished, tcpCloseWait:
 		// A connection still in the accept queue has no file yet, so its
 		// inode is 0; an accepted one has the inode of its socket file.
-		if binary.NativeEndian.Uint32(msg[68:]) != 0 {
+		if inode := binary.NativeEndian.Uint32(msg[68:]); inode != 0 {
 			c.accepted++
+			c.inodes[uint64(inode)] = struct{}{}
 		}
 	}
 }

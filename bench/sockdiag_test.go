@@ -2,6 +2,7 @@ package main
 
 import (
 	"net"
+	"os"
 	"testing"
 	"time"
 )
@@ -22,18 +23,28 @@ func TestCountSockets(t *testing.T) {
 		}
 		defer c.Close()
 	}
-	waitCounts(t, port, socketCounts{queue: 3, accepted: 0})
+	counts := waitCounts(t, port, 3, 0)
+	if holdsSocket(os.Getpid(), counts.inodes) {
+		t.Error("holdsSocket before accepting: got true, want false")
+	}
 	accepted, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer accepted.Close()
-	waitCounts(t, port, socketCounts{queue: 2, accepted: 1})
+	counts = waitCounts(t, port, 2, 1)
+	if len(counts.inodes) != 1 {
+		t.Errorf("got %d inodes, want 1", len(counts.inodes))
+	}
+	if !holdsSocket(os.Getpid(), counts.inodes) {
+		t.Error("holdsSocket after accepting: got false, want true (this process holds it)")
+	}
 }
 
-// waitCounts polls countSockets until it returns want, for up to 2 s (the
-// kernel moves a connection to the accept queue just after connect returns).
-func waitCounts(t *testing.T, port int, want socketCounts) {
+// waitCounts polls countSockets until it reports queue and accepted, for up
+// to 2 s (the kernel moves a connection to the accept queue just after
+// connect returns), and returns the last counts.
+func waitCounts(t *testing.T, port, queue, accepted int) socketCounts {
 	t.Helper()
 	var got socketCounts
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -41,9 +52,10 @@ func waitCounts(t *testing.T, port int, want socketCounts) {
 		if got, err = countSockets(port); err != nil {
 			t.Fatalf("countSockets: %v", err)
 		}
-		if got == want {
-			return
+		if got.queue == queue && got.accepted == accepted {
+			return got
 		}
 	}
-	t.Errorf("got %+v, want %+v", got, want)
+	t.Errorf("got queue %d, accepted %d, want %d, %d", got.queue, got.accepted, queue, accepted)
+	return got
 }

@@ -31,7 +31,7 @@ func (r report) writeServers(b *strings.Builder) {
 func (r report) writeLoads(b *strings.Builder) {
 	b.WriteString("### Loads\n\n")
 	r.writeServers(b)
-	fmt.Fprintf(b, "Each cell: median (min–max) of %d runs. Latency as wrk measures it (from the request's first byte written; connect time not included). Errors: wrk's connect, read, write, timeout and non-2xx counts per run. Memory: the largest sum over the server's process tree seen during a run (sampled every %v). Master CPU: CPU time of the server's main process during the run (from schedstat, summed over its threads) divided by the connections the kernel accepted in that time (TcpPassiveOpens), or by requests for the keep-alive load.\n\n",
+	fmt.Fprintf(b, "Each cell: median (min–max) of %d runs. Latency as wrk measures it: from the request's first byte written, so the accept-queue wait is in and the handshake is not. Errors: wrk's connect, read, write, timeout and non-2xx counts per run. Memory: the largest sum over the server's process tree seen during a run (sampled every %v). Master CPU: CPU time of the server's main process during the run (from schedstat, summed over its threads) divided by the connections the kernel accepted in that time (TcpPassiveOpens), or by requests for the keep-alive load.\n\n",
 		r.opts.runs, memorySampleEvery)
 	for _, name := range r.opts.loads {
 		l, _ := loadByName(name)
