@@ -8,35 +8,31 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxReadsPerWake bounds the messages read from one child per loop turn, so
-// one chatty child cannot starve the others.
-const maxReadsPerWake = 8
-
-// readChannel reads what slot s has sent. EOF or an error on the channel
-// means the child is going: the channel is closed and reap will follow.
+// readChannel reads one message from slot s. If more wait, the
+// level-triggered epoll reports the channel again on the next turn: one read
+// per message, no read that only finds EAGAIN, and no child starves others.
+// EOF or an error on the channel means the child is going: the channel is
+// closed and reap will follow.
 func (p *Pool) readChannel(s *slot) {
 	if s.ch < 0 {
 		return
 	}
 	var buf [2 * MessageSize]byte // a longer packet shows as garbage, not as a valid prefix
-	for range maxReadsPerWake {
-		n, err := unix.Read(s.ch, buf[:])
-		switch {
-		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
-			return
-		case err != nil || n == 0:
-			p.closeChannel(s)
-			return
-		}
-		m, err := Decode(buf[:n])
-		if err == nil {
-			err = p.onMessage(s, m)
-		}
-		if err != nil {
-			p.stats.Garbage++
-			p.kill(s, "garbage", err.Error())
-			return
-		}
+	n, err := unix.Read(s.ch, buf[:])
+	switch {
+	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+		return
+	case err != nil || n == 0:
+		p.closeChannel(s)
+		return
+	}
+	m, err := Decode(buf[:n])
+	if err == nil {
+		err = p.onMessage(s, m)
+	}
+	if err != nil {
+		p.stats.Garbage++
+		p.kill(s, "garbage", err.Error())
 	}
 }
 

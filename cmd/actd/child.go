@@ -60,8 +60,8 @@ func runChild(args []string) int {
 // serveChild serves until drained or orphaned. SIGTERM and SIGINT (from a
 // terminal or an operator) count as a drain: the connection in hand is
 // finished first.
-func serveChild(h worker.Handler) error {
+func serveChild(h worker.FDHandler) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return worker.Serve(ctx, h)
+	return worker.ServeFD(ctx, h)
 }

@@ -3,10 +3,15 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"net"
+	"errors"
+	"io"
 	"os"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork/worker"
 )
 
 // keepAliveIdle bounds how long the built-in handler waits for the next
@@ -16,16 +21,22 @@ const keepAliveIdle = 5 * time.Second
 
 // httpHandler returns the built-in handler: a minimal HTTP/1.x responder
 // that answers every request with "slot=K pid=P\n" after waiting delay,
-// keeping the connection open as HTTP/1.1 allows.
-func httpHandler(delay time.Duration) func(net.Conn) {
+// keeping the connection open as HTTP/1.1 allows. It works on the blocking
+// fd with plain read and write: a child serves one connection at a time, so
+// it needs no netpoller, and reuses one buffer for every connection.
+func httpHandler(delay time.Duration) worker.FDHandler {
 	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
 	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
 	keep := append([]byte(head+"\r\n"), body...)
 	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
-	return func(c net.Conn) {
-		r := bufio.NewReaderSize(c, 4096)
+	idle := unix.NsecToTimeval(keepAliveIdle.Nanoseconds())
+	conn := &fdConn{}
+	r := bufio.NewReaderSize(conn, 4096)
+	return func(fd int) {
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &idle)
+		conn.fd = fd
+		r.Reset(conn)
 		for {
-			c.SetReadDeadline(time.Now().Add(keepAliveIdle))
 			again, ok := readRequest(r)
 			if !ok {
 				return
@@ -37,11 +48,45 @@ func httpHandler(delay time.Duration) func(net.Conn) {
 			if !again {
 				resp = closing
 			}
-			if _, err := c.Write(resp); err != nil || !again {
+			if err := conn.writeAll(resp); err != nil || !again {
 				return
 			}
 		}
 	}
+}
+
+// fdConn reads and writes a blocking socket fd.
+type fdConn struct{ fd int }
+
+// Read reads from the socket; the peer's close is io.EOF, a SO_RCVTIMEO
+// timeout an error.
+func (c *fdConn) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(c.fd, p)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (c *fdConn) writeAll(b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(c.fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // readRequest reads one request's head and body. It reports whether the

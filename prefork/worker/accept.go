@@ -3,35 +3,28 @@ package worker
 import (
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// acceptOne accepts one connection from listener fd. It returns nil, nil
-// when there is none (another child took it, or the client gave up).
-// Resource errors (EMFILE, ENFILE, ENOBUFS, ENOMEM) are returned for the
-// caller to back off on; they leave the connection queued.
-func acceptOne(fd int) (net.Conn, error) {
+// acceptOne accepts one connection from listener fd and returns it as a
+// blocking socket fd (close-on-exec), or -1 when there is none (another
+// child took it, or the client gave up). Resource errors (EMFILE, ENFILE,
+// ENOBUFS, ENOMEM) are returned for the caller to back off on; they leave the
+// connection queued.
+func acceptOne(fd int) (int, error) {
 	for {
-		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK)
+		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.ECONNABORTED):
-			return nil, nil
+			return -1, nil
 		case err != nil:
-			return nil, fmt.Errorf("accept: %w", err)
+			return -1, fmt.Errorf("accept: %w", err)
 		}
-		f := os.NewFile(uintptr(nfd), "conn")
-		c, err := net.FileConn(f) // dups the fd
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("accept: %w", err)
-		}
-		return c, nil
+		return nfd, nil
 	}
 }
 

@@ -18,7 +18,7 @@ const channelTag = -1
 // connection — the earliest registered. The child registers when the master
 // says so (an Accept order), which it does in slot order, so the low slots
 // stay hot; it answers Idle once registered.
-func serveExclusive(env Env, ch channel, h Handler) error {
+func serveExclusive(env Env, ch channel, h connServer) error {
 	if done, err := waitArming(ch); done || err != nil {
 		return err
 	}
@@ -119,20 +119,20 @@ func channelEvents(events []unix.EpollEvent, ch channel) (bool, error) {
 	return false, nil
 }
 
-func acceptExclusive(env Env, ch channel, h Handler, l int, p *pause) error {
+func acceptExclusive(env Env, ch channel, h connServer, l int, p *pause) error {
 	c, err := acceptOne(env.Listeners[l])
 	if err != nil {
 		p.wait()
 		return nil
 	}
 	p.reset()
-	if c == nil {
+	if c < 0 {
 		return nil // a spurious wakeup: another child was faster
 	}
 	if err := ch.send(prefork.Busy, l, 0); err != nil {
-		c.Close()
+		unix.Close(c)
 		return err
 	}
-	serveConn(c, h)
+	h(c)
 	return ch.send(prefork.Idle, 0, 0)
 }

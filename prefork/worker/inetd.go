@@ -1,45 +1,40 @@
 package worker
 
 import (
-	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// Inetd returns a Handler that runs argv once per connection, inetd style:
-// the connection is the program's stdin and stdout, stderr is the child's,
-// and REMOTE_ADDR and REMOTE_PORT are set as systemd's Accept=yes sets them.
-// The handler returns when the program exits; a program that cannot start
-// is logged to stderr and the connection closed.
-func Inetd(argv []string) Handler {
-	return func(c net.Conn) {
-		f, err := connFile(c)
+// Inetd returns an FDHandler that runs argv once per connection, inetd
+// style: the connection is the program's stdin and stdout, stderr is the
+// child's, and REMOTE_ADDR and REMOTE_PORT are set as systemd's Accept=yes
+// sets them. The handler returns when the program exits; a program that
+// cannot start is logged to stderr and the connection closed.
+func Inetd(argv []string) FDHandler {
+	return func(fd int) {
+		// A duplicate the *os.File owns (the caller closes fd); blocking,
+		// as a program reading stdin expects.
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			os.Stderr.WriteString("actd inetd: " + err.Error() + "\n")
 			return
 		}
+		f := os.NewFile(uintptr(dup), "conn")
 		defer f.Close()
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = f, f, os.Stderr
-		cmd.Env = append(connEnv(), remoteEnv(c.RemoteAddr())...)
+		cmd.Env = append(connEnv(), remoteEnv(fd)...)
 		if err := cmd.Run(); err != nil {
 			if _, exited := err.(*exec.ExitError); !exited {
 				os.Stderr.WriteString("actd inetd: " + err.Error() + "\n")
 			}
 		}
 	}
-}
-
-// connFile returns a duplicate of c's fd as a file. exec puts it into
-// blocking mode, as a program reading stdin expects.
-func connFile(c net.Conn) (*os.File, error) {
-	sc, ok := c.(interface{ File() (*os.File, error) })
-	if !ok {
-		return nil, syscall.ENOTSOCK
-	}
-	return sc.File()
 }
 
 // connEnv is the child's environment less the actd and activation variables:
@@ -54,12 +49,26 @@ func connEnv() []string {
 	return env
 }
 
-func remoteEnv(a net.Addr) []string {
-	switch a := a.(type) {
-	case *net.TCPAddr:
-		return []string{"REMOTE_ADDR=" + a.IP.String(), "REMOTE_PORT=" + itoa(a.Port)}
-	case *net.UnixAddr:
+// remoteEnv returns REMOTE_ADDR and REMOTE_PORT for a TCP peer, nothing for
+// a unix one.
+func remoteEnv(fd int) []string {
+	var ip string
+	var port int
+	switch sa := peer(fd).(type) {
+	case *unix.SockaddrInet4:
+		ip, port = netip.AddrFrom4(sa.Addr).String(), sa.Port
+	case *unix.SockaddrInet6:
+		ip, port = netip.AddrFrom16(sa.Addr).Unmap().String(), sa.Port
+	default:
 		return nil
 	}
-	return nil
+	return []string{"REMOTE_ADDR=" + ip, "REMOTE_PORT=" + strconv.Itoa(port)}
+}
+
+func peer(fd int) unix.Sockaddr {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return nil
+	}
+	return sa
 }

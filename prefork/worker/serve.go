@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -15,6 +16,35 @@ import (
 
 // Handler serves one connection. Serve closes the connection after it returns.
 type Handler func(net.Conn)
+
+// FDHandler serves one connection given as a connected, blocking socket fd.
+// ServeFD closes the fd after it returns. It is the fast path: no netpoller,
+// no duplicate fd; the child serves one connection at a time anyway.
+type FDHandler func(fd int)
+
+// connServer serves the connection fd and closes it.
+type connServer func(fd int)
+
+func (h Handler) server() connServer {
+	return func(fd int) {
+		f := os.NewFile(uintptr(fd), "conn")
+		c, err := net.FileConn(f) // a duplicate, switched to non-blocking for the netpoller
+		f.Close()
+		if err != nil {
+			os.Stderr.WriteString("actd worker: " + err.Error() + "\n")
+			return
+		}
+		defer c.Close()
+		h(c)
+	}
+}
+
+func (h FDHandler) server() connServer {
+	return func(fd int) {
+		defer unix.Close(fd)
+		h(fd)
+	}
+}
 
 // Serve runs the child side of the protocol with the environment the master
 // set (FromEnv). It returns nil after a drain order, when the master is gone,
@@ -29,9 +59,26 @@ func Serve(ctx context.Context, h Handler) error {
 	return ServeEnv(ctx, env, h)
 }
 
+// ServeFD is Serve with an FDHandler.
+func ServeFD(ctx context.Context, h FDHandler) error {
+	env, err := FromEnv()
+	if err != nil {
+		return err
+	}
+	return serveEnv(ctx, env, h.server())
+}
+
 // ServeEnv is Serve with an explicit Env.
 func ServeEnv(ctx context.Context, env Env, h Handler) error {
+	return serveEnv(ctx, env, h.server())
+}
+
+func serveEnv(ctx context.Context, env Env, h connServer) error {
 	env.closeOnExec()
+	// Start the runtime's poller now, while fds are free: timers (the
+	// pause after EMFILE, a handler's sleep) need it, and a runtime that
+	// cannot create it later, out of fds, dies instead of backing off.
+	time.Sleep(time.Nanosecond)
 	if env.Mode == prefork.Shared {
 		return serveShared(ctx, env, h)
 	}
@@ -53,7 +100,7 @@ func ServeEnv(ctx context.Context, env Env, h Handler) error {
 }
 
 // serveDispatch waits for orders on the back-channel.
-func serveDispatch(env Env, ch channel, h Handler) error {
+func serveDispatch(env Env, ch channel, h connServer) error {
 	var p pause
 	for {
 		m, err := ch.recv()
@@ -76,7 +123,7 @@ func serveDispatch(env Env, ch channel, h Handler) error {
 
 // acceptOrder carries out one accept order: busy, serve, idle; or idle at
 // once if there was nothing to accept.
-func acceptOrder(env Env, ch channel, h Handler, l int, p *pause) error {
+func acceptOrder(env Env, ch channel, h connServer, l int, p *pause) error {
 	if l >= len(env.Listeners) {
 		return fmt.Errorf("%w: accept on listener %d of %d", prefork.ErrGarbage, l, len(env.Listeners))
 	}
@@ -86,19 +133,14 @@ func acceptOrder(env Env, ch channel, h Handler, l int, p *pause) error {
 	} else {
 		p.reset()
 	}
-	if c != nil {
+	if c >= 0 {
 		if err := ch.send(prefork.Busy, l, 0); err != nil {
-			c.Close()
+			unix.Close(c)
 			return err
 		}
-		serveConn(c, h)
+		h(c)
 	}
 	return ch.send(prefork.Idle, 0, 0)
-}
-
-func serveConn(c net.Conn, h Handler) {
-	defer c.Close()
-	h(c)
 }
 
 // endOf turns the end of the back-channel into Serve's result.

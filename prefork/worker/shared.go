@@ -11,7 +11,7 @@ import (
 // serveShared is the shared mode for a Go worker: no back-channel, every
 // child polls every listener and accepts (a herd the mode accepts by design).
 // It returns nil when ctx is done, after the connection in hand.
-func serveShared(ctx context.Context, env Env, h Handler) error {
+func serveShared(ctx context.Context, env Env, h connServer) error {
 	fds := make([]unix.PollFd, len(env.Listeners))
 	for i, fd := range env.Listeners {
 		fds[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
@@ -32,8 +32,8 @@ func serveShared(ctx context.Context, env Env, h Handler) error {
 				continue
 			}
 			p.reset()
-			if c != nil {
-				serveConn(c, h)
+			if c >= 0 {
+				h(c)
 			}
 		}
 	}
