@@ -26,6 +26,6 @@ func (r report) writeRamps(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\nTimes are from the burst's start or end, to the first sample that shows it (±%v). Regrowths: times the pool grew more than %v after the burst ended, with no load (flapping).\n\n", t.every, regrowGrace)
 	if r.plotName != "" {
-		fmt.Fprintf(b, "![Pool size, busy processes and accept queue during the ramp](%s)\n\n", r.plotName)
+		fmt.Fprintf(b, "![Pool size and accept queue of each server during the ramp](%s)\n\n", r.plotName)
 	}
 }
