@@ -34,6 +34,7 @@ func (r report) markdown() string {
 	r.writeLoads(&b)
 	r.writeIdle(&b)
 	r.writeRamps(&b)
+	r.writeCommands(&b)
 	r.writeNotes(&b)
 	b.WriteString(endMarker + "\n")
 	return b.String()

@@ -53,23 +53,28 @@ func newWrkRunner(dir string) (wrkRunner, error) {
 // each request. It returns the summary, or an error if wrk fails or prints
 // no summary.
 func (w wrkRunner) run(ctx context.Context, url string, l load, d time.Duration) (wrkResult, error) {
-	threads := min(l.conns, 2)
-	args := []string{
-		"-t", strconv.Itoa(threads), "-c", strconv.Itoa(l.conns),
-		"-d", wrkSeconds(d), "--timeout", "5s",
-		"-s", w.script,
+	args := wrkArgs(w.script, url, l, d)
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		return wrkResult{}, fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return parseWrk(string(out))
+}
+
+// wrkArgs returns the wrk command line for l against url for d: two
+// threads (one for a single connection), a 5 s request timeout, and
+// "Connection: close" unless l keeps connections alive.
+func wrkArgs(script, url string, l load, d time.Duration) []string {
+	args := []string{"wrk",
+		"-t", strconv.Itoa(min(l.conns, 2)), "-c", strconv.Itoa(l.conns),
+		"-d", wrkSeconds(d), "--timeout", "5s", "-s", script,
 	}
 	if !l.keepAlive {
 		args = append(args, "-H", "Connection: close")
 	}
-	args = append(args, url)
-	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "wrk", args...).CombinedOutput()
-	if err != nil {
-		return wrkResult{}, fmt.Errorf("wrk %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return parseWrk(string(out))
+	return append(args, url)
 }
 
 // wrkSeconds formats d for wrk's -d, which takes whole seconds: rounded
