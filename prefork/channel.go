@@ -48,6 +48,8 @@ func (p *Pool) onMessage(s *slot, m Message) error {
 		return p.onIdle(s)
 	case m.Type == Busy:
 		return p.onBusy(s, m)
+	case m.Type == Served:
+		return p.onServed(s)
 	case m.Type == Pong:
 		if m.Value == s.pingSeq {
 			s.pingSentAt = time.Time{}
@@ -119,6 +121,26 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 	s.setState(busy, p.now)
 	s.served++
 	p.stats.Served++
+	p.changedState()
+	return nil
+}
+
+// onServed: in exclusive mode, a child accepted and finished a connection
+// too short to report busy (the child reports B only for connections that
+// last; docs/protocol.md): count it and look at the child as after I.
+func (p *Pool) onServed(s *slot) error {
+	if s.state != idle || p.cfg.Mode != Exclusive {
+		return fmt.Errorf("%w: served from a child in state %c", ErrGarbage, s.letter())
+	}
+	s.served++
+	p.stats.Served++
+	if !p.now.Before(s.started.Add(youngAge)) {
+		p.backoff.ok()
+	}
+	if s.draining || s.limit > 0 && s.served >= s.limit {
+		p.idle.remove(s.num)
+		p.settle(s)
+	}
 	p.changedState()
 	return nil
 }

@@ -15,13 +15,14 @@ const MessageSize = 8
 // Type is the first byte of a message: one ASCII letter.
 type Type byte
 
-// Message types. Children send Hello, Idle, Busy and Pong; the master sends
-// Accept, Ping and Drain. docs/protocol.md is the reference.
+// Message types. Children send Hello, Idle, Busy, Pong and Served; the
+// master sends Accept, Ping and Drain. docs/protocol.md is the reference.
 const (
 	Hello  Type = 'H' // child → master: first message; Value is the child's PID
 	Idle   Type = 'I' // child → master: ready for an order
 	Busy   Type = 'B' // child → master: serving a connection from Listener
 	Pong   Type = 'O' // child → master: answer to Ping; Value is the ping's sequence
+	Served Type = 'S' // child → master, exclusive mode: accepted and finished a connection on Listener without a Busy
 	Accept Type = 'A' // master → child: accept one connection on Listener
 	Ping   Type = 'P' // master → child: answer with Pong and the same Value
 	Drain  Type = 'D' // master → child: finish the current connection, then exit
@@ -38,6 +39,8 @@ func (t Type) String() string {
 		return "busy"
 	case Pong:
 		return "pong"
+	case Served:
+		return "served"
 	case Accept:
 		return "accept"
 	case Ping:
@@ -50,7 +53,7 @@ func (t Type) String() string {
 
 // FromChild reports whether t is a type a child may send.
 func (t Type) FromChild() bool {
-	return t == Hello || t == Idle || t == Busy || t == Pong
+	return t == Hello || t == Idle || t == Busy || t == Pong || t == Served
 }
 
 // FromMaster reports whether t is a type the master may send.

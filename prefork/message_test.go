@@ -11,6 +11,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		{Type: Idle},
 		{Type: Busy, Listener: 3},
 		{Type: Pong, Value: 1<<32 - 1},
+		{Type: Served, Listener: 1},
 		{Type: Accept, Listener: 65535},
 		{Type: Ping, Value: 7},
 		{Type: Drain},
@@ -60,7 +61,7 @@ func TestTypeDirections(t *testing.T) {
 		typ           Type
 		child, master bool
 	}{
-		{Hello, true, false}, {Idle, true, false}, {Busy, true, false}, {Pong, true, false},
+		{Hello, true, false}, {Idle, true, false}, {Busy, true, false}, {Pong, true, false}, {Served, true, false},
 		{Accept, false, true}, {Ping, false, true}, {Drain, false, true}, {'x', false, false},
 	} {
 		if tc.typ.FromChild() != tc.child || tc.typ.FromMaster() != tc.master {

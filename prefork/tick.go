@@ -153,9 +153,9 @@ func (p *Pool) poolState() PoolState {
 			ps.Spare++
 		}
 	}
-	if p.cfg.Mode == Dispatch {
-		ps.Queued = p.queued()
-	}
+	// Exclusive children report only connections that last, so the queue
+	// is what shows a pool saturated by short ones.
+	ps.Queued = p.queued()
 	return ps
 }
 

@@ -32,6 +32,7 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 	}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
 	var p pause
+	report := newLateBusy(ch)
 	for {
 		n, err := unix.EpollWait(ep, events, -1)
 		if errors.Is(err, unix.EINTR) {
@@ -46,7 +47,7 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 		}
 		for _, ev := range events[:n] {
 			if ev.Fd != channelTag {
-				if err := acceptExclusive(env, ch, h, int(ev.Fd), &p); err != nil {
+				if err := acceptExclusive(env, report, h, int(ev.Fd), &p); err != nil {
 					return err
 				}
 			}
@@ -119,7 +120,7 @@ func channelEvents(events []unix.EpollEvent, ch channel) (bool, error) {
 	return false, nil
 }
 
-func acceptExclusive(env Env, ch channel, h connServer, l int, p *pause) error {
+func acceptExclusive(env Env, report *lateBusy, h connServer, l int, p *pause) error {
 	c, err := acceptOne(env.Listeners[l])
 	if err != nil {
 		p.wait()
@@ -129,10 +130,7 @@ func acceptExclusive(env Env, ch channel, h connServer, l int, p *pause) error {
 	if c < 0 {
 		return nil // a spurious wakeup: another child was faster
 	}
-	if err := ch.send(prefork.Busy, l, 0); err != nil {
-		unix.Close(c)
-		return err
-	}
+	report.start(l)
 	h(c)
-	return ch.send(prefork.Idle, 0, 0)
+	return report.done()
 }
