@@ -26,9 +26,9 @@ type options struct {
 }
 
 // allServers lists every server the suite knows, in table order.
-// baseline-netconn is the baseline serving through Go's net.Conn, as actd's
-// children do: it tells the cost of Go's network layer from the cost of
-// supervision.
+// baseline-netconn is the baseline serving through Go's net.Conn, as a
+// worker.Serve worker does: it shows the cost of Go's network layer apart
+// from the cost of supervision.
 var allServers = []string{"actd-dispatch", "actd-exclusive", "baseline", "baseline-netconn", "apache-prefork", "gunicorn", "socket-activate"}
 
 // parseOptions reads args. It returns an error for an unknown flag, a

@@ -11,7 +11,7 @@ var serverHow = map[string]string{
 	"actd-dispatch":    "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
 	"actd-exclusive":   "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
 	"baseline":         "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop, plain read/write; no supervisor on the path",
-	"baseline-netconn": "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as actd's children do",
+	"baseline-netconn": "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as a `worker.Serve` worker does",
 	"apache-prefork":   "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
 	"gunicorn":         "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
 	"socket-activate":  "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
