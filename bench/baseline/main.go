@@ -9,8 +9,8 @@
 // left is the cost of the kernel and of answering. actd's accept modes are
 // measured against it. Connections are served with plain read(2) and
 // write(2); with -netconn each is wrapped in a Go net.Conn instead, as
-// actd's worker library does, which separates the cost of Go's network
-// layer from the cost of supervision.
+// a Go worker built on actd's worker.Serve gets it, which shows the cost of
+// Go's network layer.
 //
 // With -inetd it serves exactly one connection, already accepted, on fd 3
 // when LISTEN_FDS=1 (systemd-socket-activate --accept) or else on fd 0
