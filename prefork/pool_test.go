@@ -46,8 +46,12 @@ func TestEveryConnectionServedOnce(t *testing.T) {
 				}
 			}
 			if mode != prefork.Shared {
+				// A child reports a short connection after closing it:
+				// the count may trail the answers by a moment.
+				eventually(t, fmt.Sprintf("served = %d", n), func() bool { return snapshot(t, p).Stats.Served == n })
+				time.Sleep(100 * time.Millisecond)
 				if got := snapshot(t, p).Stats.Served; got != n {
-					t.Errorf("served = %d, want %d", got, n)
+					t.Errorf("served = %d, want exactly %d", got, n)
 				}
 			}
 		})
