@@ -23,8 +23,8 @@ func (r report) writeServers(b *strings.Builder) {
 	for _, s := range r.opts.servers {
 		fmt.Fprintf(b, "| %s | %s |\n", s, serverHow[s])
 	}
-	fmt.Fprintf(b, "\nPools: actd `--start-children %d --min-spare %d --max-spare %d --max-children %d` and Apache `StartServers %[1]d MinSpareServers %[2]d MaxSpareServers %[3]d MaxRequestWorkers %[4]d`; baseline and gunicorn run a fixed %[5]d processes (%[6]d for the slow load).\n\n",
-		fastPool.start, fastPool.minSpare, fastPool.maxSpare, fastPool.max, fastPool.fixed, slowPool.fixed)
+	fmt.Fprintf(b, "\nPools: actd `--start-children %d --min-spare %d --max-spare %d --max-children %d` and Apache `StartServers %[1]d MinSpareServers %[2]d MaxSpareServers %[3]d MaxRequestWorkers %[4]d`; baseline and gunicorn run a fixed %[5]d processes. For the slow load the cap is %[6]d (`--max-children %[6]d`, `MaxRequestWorkers %[6]d`, %[6]d fixed processes). socket-activate has no cap.\n\n",
+		fastPool.start, fastPool.minSpare, fastPool.maxSpare, fastPool.max, fastPool.fixed, slowPool.max)
 }
 
 // writeLoads writes one table per load.
