@@ -108,9 +108,6 @@ func (c *Config) applyEntry(fs *flag.FlagSet, set map[string]bool, e entry) erro
 	return fs.Set(e.key, e.value)
 }
 
-// Load is Parse for a reload: the same command line, the file read again.
-func Load(args []string) (*Config, error) { return Parse(args) }
-
 // Usage writes the flag list to w.
 func Usage(w io.Writer) {
 	fs, _ := newFlagSet(&Config{Pool: prefork.DefaultConfig(), Handler: "http", LogFormat: "auto"})

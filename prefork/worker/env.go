@@ -66,5 +66,3 @@ func (e Env) closeOnExec() {
 		unix.CloseOnExec(e.Channel)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
