@@ -82,10 +82,17 @@ func (s *syncBuffer) String() string {
 // added, and env added to its environment.
 func startActd(t *testing.T, env []string, args ...string) *actd {
 	t.Helper()
+	return startActdUnder(t, nil, env, args...)
+}
+
+// startActdUnder is startActd run through wrapper (a command and its
+// arguments, such as prlimit), if not empty.
+func startActdUnder(t *testing.T, wrapper, env []string, args ...string) *actd {
+	t.Helper()
 	dir := t.TempDir()
 	a := &actd{dir: dir, sock: filepath.Join(dir, "listen.sock"), ctl: filepath.Join(dir, "ctl.sock"), stderr: &syncBuffer{}}
-	base := []string{"--listen", "unix:" + a.sock, "--control-socket", a.ctl, "--log-format", "text"}
-	a.cmd = exec.Command(os.Args[0], append(base, args...)...)
+	argv := append(append(wrapper, os.Args[0], "--listen", "unix:"+a.sock, "--control-socket", a.ctl, "--log-format", "text"), args...)
+	a.cmd = exec.Command(argv[0], argv[1:]...)
 	a.cmd.Env = append(append(os.Environ(), envAsActd+"=1"), env...)
 	a.cmd.Stderr = a.stderr
 	if err := a.cmd.Start(); err != nil {
