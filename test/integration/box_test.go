@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,6 +81,22 @@ func NewBoxWith(t *testing.T, cfg BoxConfig) *Box {
 	return b
 }
 
+// startOnOwnThread starts cmd from an OS thread that no other goroutine
+// will ever run on and that never exits. Pdeathsig follows the thread that
+// forked, not the process: started from a pooled thread, unshare (and the
+// whole box) would be killed the moment that thread exits — as one does
+// when a goroutine that locked it (Box.Dial's, in the box's network
+// namespace) returns.
+func startOnOwnThread(cmd *exec.Cmd) error {
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread lives as long as the test binary
+		started <- cmd.Start()
+		select {}
+	}()
+	return <-started
+}
+
 // start launches unshare with the boot script inside the box's cgroup.
 func (b *Box) start(dir string, cfg BoxConfig) {
 	t := b.t
@@ -112,7 +129,7 @@ func (b *Box) start(dir string, cfg BoxConfig) {
 		UseCgroupFD: true,
 		CgroupFD:    int(cg.Fd()),
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOnOwnThread(cmd); err != nil {
 		t.Fatalf("start unshare: %v", err)
 	}
 	b.unshare = cmd
