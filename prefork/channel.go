@@ -49,7 +49,7 @@ func (p *Pool) onMessage(s *slot, m Message) error {
 	case m.Type == Busy:
 		return p.onBusy(s, m)
 	case m.Type == Served:
-		return p.onServed(s)
+		return p.onServed(s, m)
 	case m.Type == Pong:
 		if m.Value == s.pingSeq {
 			s.pingSentAt = time.Time{}
@@ -125,15 +125,16 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 	return nil
 }
 
-// onServed: in exclusive mode, a child accepted and finished a connection
-// too short to report busy (the child reports B only for connections that
-// last; docs/protocol.md): count it and look at the child as after I.
-func (p *Pool) onServed(s *slot) error {
+// onServed: in exclusive mode, a child accepted and finished Value
+// connections too short to report busy (the child reports B only for
+// connections that last; docs/protocol.md): count them.
+func (p *Pool) onServed(s *slot, m Message) error {
 	if s.state != idle || p.cfg.Mode != Exclusive {
 		return fmt.Errorf("%w: served from a child in state %c", ErrGarbage, s.letter())
 	}
-	s.served++
-	p.stats.Served++
+	n := uint64(max(m.Value, 1))
+	s.served += n
+	p.stats.Served += n
 	if !p.now.Before(s.started.Add(youngAge)) {
 		p.backoff.ok()
 	}

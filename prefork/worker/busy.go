@@ -2,37 +2,51 @@ package worker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/actd/actd/prefork"
 )
 
-// busyReportAfter is how long a connection runs, in exclusive mode, before
-// the child reports it busy. Most connections are done sooner, and then one
-// Served message replaces Busy and Idle: half the master's wakeups. Scaling
-// and timeouts work in seconds, so a few milliseconds of delay cost nothing.
-const busyReportAfter = 5 * time.Millisecond
+// Exclusive-mode reports. A connection that runs busyReportAfter is
+// reported Busy (then Idle when done): scaling and timeouts see it. Shorter
+// ones are counted and reported together in one Served message — when the
+// child is about to wait idle, after servedBatch connections, or servedDelay
+// after the last report — so a saturated child costs the master one wakeup
+// per batch instead of two per connection.
+const (
+	busyReportAfter = 5 * time.Millisecond
+	servedBatch     = 32
+	servedDelay     = 50 * time.Millisecond
+)
 
-// lateBusy sends Busy for the connection in hand once it has run for
-// busyReportAfter. One per child, reused: no allocation per connection.
+// lateBusy makes those reports. One per child, reused: no allocation per
+// connection.
 type lateBusy struct {
 	ch       channel
 	listener int
 	timer    *time.Timer
 	fired    sync.WaitGroup
-	err      error // of the Busy send, read after fired.Wait
+	err      error         // of the Busy send, read after fired.Wait
+	pending  atomic.Uint32 // short connections not reported yet
+	flushed  atomic.Int64  // when they were last reported, unix nanoseconds
 }
 
 func newLateBusy(ch channel) *lateBusy {
 	b := &lateBusy{ch: ch}
 	b.timer = time.AfterFunc(time.Hour, b.fire)
 	b.timer.Stop()
+	b.flushed.Store(time.Now().UnixNano())
 	return b
 }
 
+// fire reports the connection in hand busy, after the short ones before it
+// (the master takes Served from an idle child only).
 func (b *lateBusy) fire() {
 	defer b.fired.Done()
-	b.err = b.ch.send(prefork.Busy, b.listener, 0)
+	if b.err = b.flush(); b.err == nil {
+		b.err = b.ch.send(prefork.Busy, b.listener, 0)
+	}
 }
 
 // start arms the report for a connection on listener.
@@ -42,16 +56,31 @@ func (b *lateBusy) start(listener int) {
 	b.timer.Reset(busyReportAfter)
 }
 
-// done reports the connection's end: Served if Busy was never sent, else
-// Idle after the Busy went out.
+// done notes the connection's end: counted as a short one, or Idle after the
+// Busy went out.
 func (b *lateBusy) done() error {
 	if b.timer.Stop() {
 		b.fired.Done() // fire will not run
-		return b.ch.send(prefork.Served, b.listener, 0)
+		n := b.pending.Add(1)
+		if n >= servedBatch || time.Now().UnixNano()-b.flushed.Load() >= int64(servedDelay) {
+			return b.flush()
+		}
+		return nil
 	}
 	b.fired.Wait()
 	if b.err != nil {
 		return b.err
 	}
 	return b.ch.send(prefork.Idle, 0, 0)
+}
+
+// flush reports the short connections counted so far, if any, in one
+// Served message whose value is their number.
+func (b *lateBusy) flush() error {
+	b.flushed.Store(time.Now().UnixNano())
+	n := b.pending.Swap(0)
+	if n == 0 {
+		return nil
+	}
+	return b.ch.send(prefork.Served, b.listener, n)
 }

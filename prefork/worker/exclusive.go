@@ -34,12 +34,9 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 	var p pause
 	report := newLateBusy(ch)
 	for {
-		n, err := unix.EpollWait(ep, events, -1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
+		n, err := waitEvents(ep, events, report)
 		if err != nil {
-			return fmt.Errorf("epoll_wait: %w", err)
+			return err
 		}
 		// Orders first: a drain must win over a waiting connection.
 		if done, err := channelEvents(events[:n], ch); done || err != nil {
@@ -52,6 +49,28 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 				}
 			}
 		}
+	}
+}
+
+// waitEvents waits for listeners or orders. Before it would block, it
+// reports the connections served since the last report: the master hears
+// of them when the child goes idle, or in batches while it stays busy.
+func waitEvents(ep int, events []unix.EpollEvent, report *lateBusy) (int, error) {
+	timeout := 0 // first, without blocking
+	for {
+		n, err := unix.EpollWait(ep, events, timeout)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return 0, fmt.Errorf("epoll_wait: %w", err)
+		case n > 0:
+			return n, nil
+		}
+		if err := report.flush(); err != nil {
+			return 0, err
+		}
+		timeout = -1
 	}
 }
 

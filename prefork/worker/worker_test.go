@@ -52,8 +52,9 @@ func unsetenv(t *testing.T, k string) {
 	}
 }
 
-// TestLateBusy: a short connection is reported with one Served; a long one
-// with Busy once it has run busyReportAfter, then Idle.
+// TestLateBusy: short connections are counted and reported together in one
+// Served (on flush, or before a Busy); a long one is reported Busy once it
+// has run busyReportAfter, then Idle.
 func TestLateBusy(t *testing.T) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -63,29 +64,39 @@ func TestLateBusy(t *testing.T) {
 	defer unix.Close(pair[1])
 	master := channel(pair[1])
 	b := newLateBusy(channel(pair[0]))
-	for _, tc := range []struct {
-		name string
-		work time.Duration
-		want []prefork.Type
-	}{
-		{"short", 0, []prefork.Type{prefork.Served}},
-		{"long", 4 * busyReportAfter, []prefork.Type{prefork.Busy, prefork.Idle}},
-		{"short again", 0, []prefork.Type{prefork.Served}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b.start(2)
-			time.Sleep(tc.work)
-			if err := b.done(); err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range tc.want {
-				m, err := master.recv2()
-				if err != nil || m.Type != want || (m.Type != prefork.Idle && m.Listener != 2) {
-					t.Errorf("got %+v, %v; want %v on listener 2", m, err, want)
-				}
-			}
-		})
+	serve := func(work time.Duration) {
+		b.start(2)
+		time.Sleep(work)
+		if err := b.done(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	expect := func(typ prefork.Type, value uint32) {
+		t.Helper()
+		m, err := master.recv2()
+		if err != nil || m.Type != typ || m.Value != value {
+			t.Errorf("got %+v, %v; want %v with value %d", m, err, typ, value)
+		}
+	}
+	serve(0)
+	serve(0)
+	serve(0)
+	if err := b.flush(); err != nil { // the child is about to wait idle
+		t.Fatal(err)
+	}
+	expect(prefork.Served, 3)
+	if err := b.flush(); err != nil { // nothing new: nothing sent
+		t.Fatal(err)
+	}
+	serve(0)
+	serve(4 * busyReportAfter) // the short one goes out first
+	expect(prefork.Served, 1)
+	expect(prefork.Busy, 0)
+	expect(prefork.Idle, 0)
+	for range servedBatch { // a full batch goes out without a flush
+		serve(0)
+	}
+	expect(prefork.Served, servedBatch)
 }
 
 // recv2 reads a child's message (recv accepts master types only).
