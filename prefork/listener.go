@@ -20,6 +20,7 @@ type listener struct {
 	tcp    bool // TCP_INFO gives the accept-queue length
 	armed  bool // EPOLLIN is on in the master's epoll set
 	orders int  // accept orders sent and not yet answered
+	queue  int  // accept-queue length at the last tick, -1 if the kernel does not tell
 }
 
 func newListener(l Listener, index int, nonblock bool) (*listener, error) {

@@ -86,6 +86,32 @@ func TestHotSlot(t *testing.T) {
 	}
 }
 
+// inFlight sends n numbered requests at once and returns a function that
+// waits for them and returns an error for each that failed or got another
+// request's answer.
+func inFlight(addr string, n int) func() []error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ans, err := request(addr, fmt.Sprint(i)); err != nil || !strings.HasSuffix(ans, fmt.Sprint(" ", i)) {
+				errs <- fmt.Errorf("request %d: %q, %v", i, ans, err)
+			}
+		}()
+	}
+	return func() []error {
+		wg.Wait()
+		close(errs)
+		var out []error
+		for err := range errs {
+			out = append(out, err)
+		}
+		return out
+	}
+}
+
 // top returns the key with the largest count.
 func top(m map[string]int) string {
 	best := ""
@@ -105,26 +131,14 @@ func TestBurstGrowsAndShrinks(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare, cfg.MaxChildren = 1, 1, 2, 8
 			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=400ms")
-			var wg sync.WaitGroup
-			errs := make(chan error, 24)
-			for i := range 24 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := request(p.addr, fmt.Sprint(i)); err != nil {
-						errs <- err
-					}
-				}()
-			}
+			wait := inFlight(p.addr, 24)
 			peak := 0
 			eventually(t, "pool reaches max-children", func() bool {
 				peak = max(peak, snapshot(t, p).Children)
 				return peak == cfg.MaxChildren
 			})
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Errorf("request: %v", err)
+			for _, err := range wait() {
+				t.Error(err)
 			}
 			eventually(t, "pool shrinks to max-spare", func() bool {
 				s := snapshot(t, p)
@@ -217,22 +231,10 @@ func TestDrainOnStop(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren, cfg.MaxChildren = 6, 6
 			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=700ms")
-			var wg sync.WaitGroup
-			errs := make(chan error, 6)
-			for i := range 6 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if ans, err := request(p.addr, fmt.Sprint(i)); err != nil || !strings.HasSuffix(ans, fmt.Sprint(" ", i)) {
-						errs <- fmt.Errorf("request %d: %q, %v", i, ans, err)
-					}
-				}()
-			}
+			wait := inFlight(p.addr, 6)
 			eventually(t, "6 busy", func() bool { return snapshot(t, p).Busy == 6 })
 			p.stop(t)
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+			for _, err := range wait() {
 				t.Error(err)
 			}
 		})

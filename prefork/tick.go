@@ -10,6 +10,7 @@ import (
 // with the pool, but it runs once per tick period, not per connection.
 func (p *Pool) tick() {
 	p.nextTick = p.now.Add(p.tickPeriod())
+	p.measureQueues()
 	for _, s := range p.slots {
 		if s.live() {
 			p.checkSlot(s)
@@ -164,11 +165,21 @@ func (p *Pool) poolState() PoolState {
 func (p *Pool) queued() int {
 	n := 0
 	for _, l := range p.listeners {
-		if q, ok := QueueDepth(l.FD); ok {
-			n += max(q-l.orders, 0)
-		}
+		n += max(l.queue-l.orders, 0)
 	}
 	return n
+}
+
+// measureQueues reads every listener's accept-queue length once per tick,
+// for the scaler and the stuck check.
+func (p *Pool) measureQueues() {
+	for _, l := range p.listeners {
+		q, ok := QueueDepth(l.FD)
+		if !ok {
+			q = -1
+		}
+		l.queue = q
+	}
 }
 
 // highestIdle returns the highest idle slot of generation gen, or -1.
@@ -203,7 +214,7 @@ func (p *Pool) checkStuck() {
 	stuck := false
 	if p.idle.len() > 0 && p.stop == nil && p.cfg.Mode != Shared {
 		for _, l := range p.listeners {
-			if q, ok := QueueDepth(l.FD); ok && q > 0 && p.stats.Served == p.stats.servedAtTick {
+			if l.queue > 0 && p.stats.Served == p.stats.servedAtTick {
 				stuck = true
 			}
 		}
