@@ -15,7 +15,7 @@ import (
 // connection queued.
 func acceptOne(fd int) (int, error) {
 	for {
-		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+		nfd, err := accept4(fd)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
@@ -38,3 +38,14 @@ func (p *pause) wait() {
 }
 
 func (p *pause) reset() { *p = 0 }
+
+// accept4 is accept4(2) without the peer's address: unix.Accept4 decodes it,
+// which costs an allocation and, for IPv4 and IPv6, a getsockopt(SO_PROTOCOL)
+// per connection. Handlers that want the peer ask getpeername(2).
+func accept4(fd int) (int, error) {
+	nfd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(fd), 0, 0, unix.SOCK_CLOEXEC, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(nfd), nil
+}

@@ -10,10 +10,10 @@ import (
 
 // Exclusive-mode reports. A connection that runs busyReportAfter is
 // reported Busy (then Idle when done): scaling and timeouts see it. Shorter
-// ones are counted and reported together in one Served message — when the
-// child is about to wait idle, after servedBatch connections, or servedDelay
-// after the last report — so a saturated child costs the master one wakeup
-// per batch instead of two per connection.
+// ones are counted and reported together in one Served message, after
+// servedBatch connections or servedDelay after the last report, whichever
+// comes first (an idle child's wait ends then), so a busy child costs the
+// master one wakeup per batch instead of two per connection.
 const (
 	busyReportAfter = 5 * time.Millisecond
 	servedBatch     = 32
@@ -72,6 +72,16 @@ func (b *lateBusy) done() error {
 		return b.err
 	}
 	return b.ch.send(prefork.Idle, 0, 0)
+}
+
+// flushIn returns the epoll_wait timeout, in milliseconds, until the
+// connections counted so far are due for a report, or -1 with none counted.
+func (b *lateBusy) flushIn() int {
+	if b.pending.Load() == 0 {
+		return -1
+	}
+	left := int64(servedDelay) - (time.Now().UnixNano() - b.flushed.Load())
+	return int(max(0, (left+int64(time.Millisecond)-1)/int64(time.Millisecond)))
 }
 
 // flush reports the short connections counted so far, if any, in one

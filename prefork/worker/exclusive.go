@@ -52,13 +52,13 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 	}
 }
 
-// waitEvents waits for listeners or orders. Before it would block, it
-// reports the connections served since the last report: the master hears
-// of them when the child goes idle, or in batches while it stays busy.
+// waitEvents waits for listeners or orders. Connections served and not yet
+// reported go out servedDelay after the last report at the latest: a child
+// that goes idle says so within that time, and a child that gets its next
+// connection before then costs the master no wakeup (docs/protocol.md).
 func waitEvents(ep int, events []unix.EpollEvent, report *lateBusy) (int, error) {
-	timeout := 0 // first, without blocking
 	for {
-		n, err := unix.EpollWait(ep, events, timeout)
+		n, err := unix.EpollWait(ep, events, report.flushIn())
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
@@ -70,7 +70,6 @@ func waitEvents(ep int, events []unix.EpollEvent, report *lateBusy) (int, error)
 		if err := report.flush(); err != nil {
 			return 0, err
 		}
-		timeout = -1
 	}
 }
 

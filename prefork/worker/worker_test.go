@@ -81,7 +81,7 @@ func TestLateBusy(t *testing.T) {
 	serve(0)
 	serve(0)
 	serve(0)
-	if err := b.flush(); err != nil { // the child is about to wait idle
+	if err := b.flush(); err != nil { // its wait for the next connection timed out
 		t.Fatal(err)
 	}
 	expect(prefork.Served, 3)
