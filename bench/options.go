@@ -12,7 +12,7 @@ import (
 type options struct {
 	runs       int           // measured runs per server and load
 	duration   time.Duration // length of one measured run
-	warmup     time.Duration // unmeasured load before the runs
+	warmup     time.Duration // unmeasured load before each run
 	slowWarmup time.Duration // warm-up for the slow load, so scalers reach capacity
 	idle       time.Duration // idle CPU window
 	servers    []string      // servers to measure, by name
@@ -40,7 +40,7 @@ func parseOptions(args []string) (options, error) {
 	quick := fs.Bool("quick", false, "short smoke run: 1 s runs, short ramp, writes no docs")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per server and load (median and min-max reported)")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of one measured run")
-	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before the runs")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each run")
 	fs.DurationVar(&o.slowWarmup, "slow-warmup", 6*time.Second, "warm-up before the slow-handler runs, long enough for Apache and actd to reach 32 processes")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "idle window for the idle CPU measurement (0: skip it)")
 	fs.StringVar(&servers, "servers", strings.Join(allServers, ","), "comma-separated servers to measure")

@@ -43,8 +43,8 @@ func (r report) markdown() string {
 // writeHeader writes how the run was made and on what.
 func (r report) writeHeader(b *strings.Builder) {
 	o := r.opts
-	fmt.Fprintf(b, "Command: `go run ./bench` (%d runs of %v per server and load, after %v of warm-up, %v for the slow load; idle window %v). The whole run took %s.\n\n",
-		o.runs, o.duration, o.warmup, o.slowWarmup, o.idle, r.elapsed.Round(time.Second))
+	fmt.Fprintf(b, "Command: `go run ./bench` (%d interleaved rounds; in each, every server gets %v of warm-up, %v for the slow load, then one run of %v; idle window %v). The whole run took %s.\n\n",
+		o.runs, o.warmup, o.slowWarmup, o.duration, o.idle, r.elapsed.Round(time.Second))
 	b.WriteString("| machine | |\n|---|---|\n")
 	for _, f := range r.facts {
 		fmt.Fprintf(b, "| %s | %s |\n", f.name, mdEscape(f.value))

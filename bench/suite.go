@@ -17,56 +17,74 @@ type cell struct {
 	stop   error // set when the server did not stop cleanly
 }
 
-// runMatrix measures every server under every load, one server at a time.
-// It returns the cells in load-major order; failures are kept in the cells.
+// runMatrix measures every server under every load. It returns the cells
+// in load-major order; failures are kept in the cells.
 func runMatrix(ctx context.Context, o options, t *tools, w wrkRunner) []cell {
 	var cells []cell
 	for _, name := range o.loads {
-		l, _ := loadByName(name)
-		for _, srv := range o.servers {
-			if ctx.Err() != nil {
-				return cells
-			}
-			c := measureCell(ctx, o, t, w, srv, l)
-			logCell(c)
-			cells = append(cells, c)
+		if ctx.Err() != nil {
+			return cells
 		}
+		l, _ := loadByName(name)
+		cells = append(cells, measureLoad(ctx, o, t, w, l)...)
 	}
 	return cells
 }
 
-// measureCell starts srv for l, warms it up, measures o.runs runs and stops
-// it. It returns the cell, with err set if the server failed.
-func measureCell(ctx context.Context, o options, t *tools, w wrkRunner, srv string, l load) (c cell) {
-	c = cell{server: srv, load: l}
+// measureLoad starts every server for l and measures them in rounds: each
+// round warms up and measures each server in turn. This shared machine's
+// speed drifts over minutes; interleaving lets the drift touch every server
+// alike, so ratios within one run compare like with like. A server that
+// fails keeps its error and is skipped in later rounds.
+func measureLoad(ctx context.Context, o options, t *tools, w wrkRunner, l load) []cell {
+	cells := make([]cell, len(o.servers))
+	procs := make([]*serverProc, len(o.servers))
+	for i, srv := range o.servers {
+		cells[i] = cell{server: srv, load: l}
+		procs[i], cells[i].err = startFor(t, srv, l)
+	}
+	for range o.runs {
+		for i := range cells {
+			if cells[i].err != nil || ctx.Err() != nil {
+				continue
+			}
+			m, err := warmAndMeasure(ctx, o, w, procs[i], l)
+			if err != nil {
+				cells[i].err = err
+				continue
+			}
+			cells[i].runs = append(cells[i].runs, m)
+		}
+	}
+	for i, p := range procs {
+		if p != nil {
+			cells[i].stop = p.stop()
+		}
+		logCell(cells[i])
+	}
+	return cells
+}
+
+// startFor starts srv with the process budget and delay of l.
+func startFor(t *tools, srv string, l load) (*serverProc, error) {
 	s, err := newSetup(t, srv, poolFor(l), l.delay)
 	if err != nil {
-		c.err = err
-		return c
+		return nil, err
 	}
-	p, err := startServer(srv, t, s)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	defer func() { c.stop = p.stop() }()
+	return startServer(srv, t, s)
+}
+
+// warmAndMeasure puts unmeasured load on p (long enough for a scaling
+// server to grow to what l needs), then measures one run.
+func warmAndMeasure(ctx context.Context, o options, w wrkRunner, p *serverProc, l load) (runMeasure, error) {
 	warmup := o.warmup
 	if l.delay > 0 {
 		warmup = o.slowWarmup
 	}
 	if _, err := w.run(ctx, p.url(), l, warmup); err != nil {
-		c.err = fmt.Errorf("warm-up: %w", err)
-		return c
+		return runMeasure{}, fmt.Errorf("warm-up: %w", err)
 	}
-	for range o.runs {
-		m, err := measureRun(ctx, w, p, l, o.duration)
-		if err != nil {
-			c.err = err
-			return c
-		}
-		c.runs = append(c.runs, m)
-	}
-	return c
+	return measureRun(ctx, w, p, l, o.duration)
 }
 
 // newSetup makes a fresh directory for one start of srv and picks a free
