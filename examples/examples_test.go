@@ -52,6 +52,12 @@ func TestWorkersUnderActd(t *testing.T) {
 		{"python-worker", []string{python, script}, []string{"worker.py", "python3"}, noPython},
 	}
 	for _, w := range workers {
+		t.Run(w.name+"/exclusive-recycled", func(t *testing.T) {
+			if w.skip != "" {
+				t.Skip(w.skip)
+			}
+			checkRecycledStaysHot(t, actd, w.argv)
+		})
 		for _, mode := range []string{"dispatch", "exclusive"} {
 			t.Run(w.name+"/"+mode, func(t *testing.T) {
 				if w.skip != "" {
@@ -67,6 +73,64 @@ func TestWorkersUnderActd(t *testing.T) {
 			})
 		}
 	}
+}
+
+// checkRecycledStaysHot: in exclusive mode with --max-conn-per-child, the
+// hot child is recycled again and again. A replacement registers behind the
+// children already running; once it has, those register anew behind it when
+// it has the lower slot, so the lowest slot is hot again. Sequential
+// requests sent while every child is idle must go to the lowest slot, served
+// by several processes in turn.
+func checkRecycledStaysHot(t *testing.T, actd string, worker []string) {
+	const requests, limit = 40, 8
+	p := startPool(t, actd, "exclusive", worker, "--max-conn-per-child", strconv.Itoa(limit),
+		"--start-children", "3", "--min-spare", "3", "--max-spare", "3", "--scale-period", "50ms")
+	client := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	lowest, hot := 0, map[int]bool{} // requests the lowest slot answered; PIDs that did
+	var misses []string
+	for i := range requests {
+		low := waitAllIdle(t, p)
+		a, err := get(client, p.addr, fmt.Sprintf("/recycled/%d", i))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if a.slot == low {
+			lowest++
+			hot[a.pid] = true
+		} else {
+			misses = append(misses, fmt.Sprintf("request %d: slot %d, lowest %d", i, a.slot, low))
+		}
+	}
+	if lowest < requests*9/10 || len(hot) < 3 {
+		t.Errorf("%d sequential requests with --max-conn-per-child %d: %d by the lowest slot, in %d processes; want at least %d, in at least 3 (%v)",
+			requests, limit, lowest, len(hot), requests*9/10, misses)
+	}
+}
+
+// waitAllIdle waits until every child is idle (registered, in exclusive
+// mode), as `actd status` shows it, and returns the lowest slot.
+func waitAllIdle(t *testing.T, p *pool) int {
+	t.Helper()
+	deadline := time.Now().Add(readyBound)
+	for {
+		doc, err := p.status()
+		if err == nil && len(doc.Pool.Slots) > 0 && allIdle(doc) {
+			return doc.Pool.Slots[0].Slot
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("children not all idle within %v: %+v, %v", readyBound, doc.Pool.Slots, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func allIdle(doc statusDoc) bool {
+	for _, s := range doc.Pool.Slots {
+		if s.State != "I" {
+			return false
+		}
+	}
+	return true
 }
 
 // answer is one worker reply.

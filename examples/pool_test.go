@@ -45,16 +45,17 @@ type pool struct {
 	waitErr error         // cmd.Wait's result, once exited is closed
 }
 
-// startPool starts actd with worker in mode and waits until its start pool
-// is ready. Cleanup stops it (SIGTERM, then SIGKILL) if the test did not,
-// and prints actd's log if the test failed.
-func startPool(t *testing.T, actd, mode string, worker []string) *pool {
+// startPool starts actd with worker in mode, and any further flags, and
+// waits until its start pool is ready. Cleanup stops it (SIGTERM, then
+// SIGKILL) if the test did not, and prints actd's log if the test failed.
+func startPool(t *testing.T, actd, mode string, worker []string, flags ...string) *pool {
 	t.Helper()
 	dir := t.TempDir()
 	p := &pool{actd: actd, addr: freeAddr(t), control: filepath.Join(dir, "ctl.sock"), exited: make(chan struct{})}
 	p.log = filepath.Join(dir, "actd.log")
 	args := append([]string{"--listen", p.addr, "--accept", mode, "--control-socket", p.control,
-		"--log-format", "text", "--"}, worker...)
+		"--log-format", "text"}, flags...)
+	args = append(append(args, "--"), worker...)
 	p.cmd = exec.Command(actd, args...)
 	log, err := os.Create(p.log)
 	if err != nil {

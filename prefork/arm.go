@@ -1,39 +1,66 @@
 package prefork
 
 // In exclusive mode the kernel wakes, of the children waiting with
-// EPOLLEXCLUSIVE, the one that registered first. So that the hot children are
-// the low slots, as in dispatch mode, a child registers its listeners only
-// when told to (an Accept order, answered with Idle once registered), and the
-// master tells one child at a time, lowest slot first. A low slot restarted
-// later registers behind the others: the order is that of arming, which is
-// slot order at start and after every reload.
+// EPOLLEXCLUSIVE, the one that registered first: a listener's wait queue
+// is in order of registration. So that the hot children are the low slots,
+// as in dispatch mode, a child registers its listeners only when told to (an
+// Accept order, answered with Idle once registered), and the master tells
+// one child at a time, lowest slot first.
+//
+// A slot that starts later than higher ones (a crash, a recycle) registers
+// behind them. The higher ones are then told to register again (the same
+// Accept order: the child drops its registration and adds it anew, so it
+// moves to the back of the queue), one at a time in slot order, which puts
+// the queue back in slot order. A child told so while it serves a
+// connection finishes it first: the master may hear B and I for that
+// connection before the I that says it has registered again.
 
-// armNext tells the lowest child that has not registered its listeners to
-// do so, unless another is doing it now. A lower child still starting is
-// waited for.
+// armNext tells the lowest child that has not registered its listeners, or
+// is registered behind a lower slot, to register, unless another is doing it
+// now. A lower child still starting is waited for.
 func (p *Pool) armNext() {
 	if p.cfg.Mode != Exclusive || p.arming >= 0 || p.stop != nil {
 		return
 	}
 	for _, s := range p.slots {
 		switch {
-		case !s.live() || s.armed || s.draining || s.killed:
+		case !s.live() || s.armed && !s.behind || s.draining || s.killed:
 			continue
 		case s.state == starting:
 			return // a lower slot first: it will be idle soon, or killed
 		case s.state != idle:
 			continue
 		}
+		p.idle.remove(s.num) // a child registered behind is accepting: it is in the set
 		if p.send(s, Message{Type: Accept}) {
 			s.setState(ordered, p.now)
+			s.moving = s.armed
 			p.arming = s.num
 			return
 		}
 	}
 }
 
-// armed notes that the arming child has registered its listeners.
+// armed notes that child s has registered its listeners, at the back of the
+// queue: every registered higher slot is now ahead of it.
 func (p *Pool) armed(s *slot) {
-	s.armed = true
-	p.arming = -1
+	if p.arming == s.num {
+		p.arming = -1
+	}
+	s.armed, s.behind, s.moving = true, false, false
+	for _, t := range p.slots[s.num+1:] {
+		if t.armed && t.live() && !t.draining && !t.killed {
+			t.behind = true
+		}
+	}
+}
+
+// movingBusy notes that a child told to register again accepted a
+// connection before it read the order: it registers once that connection is
+// done. Another child may register meanwhile.
+func (p *Pool) movingBusy(s *slot) {
+	if p.arming == s.num {
+		p.arming = -1
+		defer p.armNext()
+	}
 }

@@ -74,6 +74,11 @@ func (p *Pool) onIdle(s *slot) error {
 		if s.served > 0 && !p.now.Before(s.started.Add(youngAge)) {
 			p.backoff.ok()
 		}
+		if s.moving { // told to register again: that comes next
+			s.setState(ordered, p.now)
+			p.changedState()
+			return nil
+		}
 	default:
 		return fmt.Errorf("%w: idle from a child in state %c", ErrGarbage, s.letter())
 	}
@@ -115,6 +120,9 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 	case s.state == idle && p.cfg.Mode == Exclusive:
 		p.idle.remove(s.num)
 		s.listener = int(m.Listener)
+	case s.state == ordered && s.moving: // accepted before it read the order
+		p.movingBusy(s)
+		s.listener = int(m.Listener)
 	default:
 		return fmt.Errorf("%w: busy from a child in state %c", ErrGarbage, s.letter())
 	}
@@ -129,7 +137,7 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 // connections too short to report busy (the child reports B only for
 // connections that last; docs/protocol.md): count them.
 func (p *Pool) onServed(s *slot, m Message) error {
-	if s.state != idle || p.cfg.Mode != Exclusive {
+	if !(s.state == idle || s.state == ordered && s.moving) || p.cfg.Mode != Exclusive {
 		return fmt.Errorf("%w: served from a child in state %c", ErrGarbage, s.letter())
 	}
 	n := uint64(max(m.Value, 1))
@@ -138,7 +146,7 @@ func (p *Pool) onServed(s *slot, m Message) error {
 	if !p.now.Before(s.started.Add(youngAge)) {
 		p.backoff.ok()
 	}
-	if s.draining || s.limit > 0 && s.served >= s.limit {
+	if s.state == idle && (s.draining || s.limit > 0 && s.served >= s.limit) {
 		p.idle.remove(s.num)
 		p.settle(s)
 	}

@@ -86,6 +86,46 @@ func TestHotSlot(t *testing.T) {
 	}
 }
 
+// TestHotSlotAfterRestart: in exclusive mode, a low slot restarted while
+// higher ones run gets back to the front of the kernel's wake order (the
+// higher ones register again behind it), so it is the hot one again.
+func TestHotSlotAfterRestart(t *testing.T) {
+	cfg := fastConfig(prefork.Exclusive)
+	cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 3, 2, 3
+	p := startPool(t, cfg, "echo")
+	eventually(t, "3 idle children", func() bool { return scoreboard(snapshot(t, p)) == "III" })
+	victim := snapshot(t, p).Slots[0]
+	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "slot 0 restarted and every child registered", func() bool {
+		s := snapshot(t, p)
+		return scoreboard(s) == "III" && s.Slots[0].PID != victim.PID
+	})
+	servers := map[string]int{}
+	for i := range 50 {
+		ans, err := request(p.addr, fmt.Sprint(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers[strings.Join(strings.Fields(ans)[:2], " ")]++
+		time.Sleep(5 * time.Millisecond)
+	}
+	want := fmt.Sprintf("slot=0 pid=%d", snapshot(t, p).Slots[0].PID)
+	if servers[want] < 45 {
+		t.Errorf("50 sequential requests served by %v, want at least 45 by the new slot 0 (%s)", servers, want)
+	}
+}
+
+// scoreboard returns the state letters of s's slots in slot order.
+func scoreboard(s prefork.Snapshot) string {
+	var b strings.Builder
+	for _, sl := range s.Slots {
+		b.WriteString(sl.State)
+	}
+	return b.String()
+}
+
 // inFlight sends n numbered requests at once and returns a function that
 // waits for them and returns an error for each that failed or got another
 // request's answer.

@@ -36,6 +36,8 @@ type slot struct {
 
 	helloed  bool      // said hello
 	armed    bool      // exclusive mode: registered its listeners (arm.go)
+	behind   bool      // exclusive mode: registered, but before a lower slot did (arm.go)
+	moving   bool      // exclusive mode: told to register again, not yet done
 	draining bool      // told to finish and exit
 	killed   bool      // SIGKILL sent
 	quitAt   time.Time // SIGQUIT sent for a busy timeout (zero: not sent)

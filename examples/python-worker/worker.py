@@ -20,7 +20,8 @@ dispatch:  wait for an A order, accept once, send B, serve, send I;
 exclusive: once the master says A (its go-ahead, given in slot order),
            register the listeners in our own epoll set (EPOLLEXCLUSIVE),
            send I, and accept by ourselves; still send B and I, answer P,
-           obey D.
+           obey D. A later A means: register again (a lower slot
+           restarted and registered behind us), then send I.
 A drain order, or EOF on the back-channel (the master is gone), ends the
 worker after the connection in hand.
 """
@@ -136,9 +137,15 @@ def exclusive(channel, listeners):
         ready = [fd for fd, _ in ep.poll()]
         if channel.fileno() in ready:  # orders first: a drain wins over a waiting connection
             kind, _, value = receive(channel)
-            if kind != b"P":
-                return  # D, or EOF (no further A is sent in this mode)
-            send(channel, b"O", value=value)
+            if kind == b"A":  # a lower slot registered after us: to the back of the queue
+                for listener in listeners:
+                    ep.unregister(listener)
+                    ep.register(listener, select.EPOLLIN | select.EPOLLEXCLUSIVE)
+                send(channel, b"I")
+            elif kind == b"P":
+                send(channel, b"O", value=value)
+            else:
+                return  # D, or EOF
         for fd in ready:
             if fd in index_of:
                 accept(channel, index_of[fd], listeners[index_of[fd]])

@@ -39,7 +39,7 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 			return err
 		}
 		// Orders first: a drain must win over a waiting connection.
-		if done, err := channelEvents(events[:n], ch); done || err != nil {
+		if done, err := channelEvents(events[:n], ch, ep, env); done || err != nil {
 			return err
 		}
 		for _, ev := range events[:n] {
@@ -94,30 +94,50 @@ func waitArming(ch channel) (bool, error) {
 	}
 }
 
+// exclusiveSet makes the child's epoll set: the listeners, registered with
+// EPOLLEXCLUSIVE in listener order, and the back-channel.
 func exclusiveSet(env Env) (int, error) {
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return -1, fmt.Errorf("epoll_create1: %w", err)
 	}
-	add := func(fd int, events uint32, tag int32) error {
-		return unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: tag})
+	if err := registerListeners(ep, env); err != nil {
+		unix.Close(ep)
+		return -1, err
 	}
-	for i, fd := range env.Listeners {
-		if err := add(fd, unix.EPOLLIN|unix.EPOLLEXCLUSIVE, int32(i)); err != nil {
-			unix.Close(ep)
-			return -1, fmt.Errorf("epoll_ctl listener %d: %w", i, err)
-		}
-	}
-	if err := add(env.Channel, unix.EPOLLIN, channelTag); err != nil {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: channelTag}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, env.Channel, &ev); err != nil {
 		unix.Close(ep)
 		return -1, fmt.Errorf("epoll_ctl back-channel: %w", err)
 	}
 	return ep, nil
 }
 
+func registerListeners(ep int, env Env) error {
+	for i, fd := range env.Listeners {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(i)}
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return fmt.Errorf("epoll_ctl listener %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// registerAgain moves the child to the back of every listener's wait queue
+// (an Accept order to a registered child: a lower slot registered after it).
+// EPOLLEXCLUSIVE entries cannot be modified, only deleted and added anew.
+func registerAgain(ep int, env Env) error {
+	for i, fd := range env.Listeners {
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_DEL, fd, nil); err != nil {
+			return fmt.Errorf("epoll_ctl del listener %d: %w", i, err)
+		}
+	}
+	return registerListeners(ep, env)
+}
+
 // channelEvents handles a readable back-channel. It reports done after a
 // drain order or the master's end.
-func channelEvents(events []unix.EpollEvent, ch channel) (bool, error) {
+func channelEvents(events []unix.EpollEvent, ch channel, ep int, env Env) (bool, error) {
 	for _, ev := range events {
 		if ev.Fd != channelTag {
 			continue
@@ -131,6 +151,11 @@ func channelEvents(events []unix.EpollEvent, ch channel) (bool, error) {
 			return true, nil
 		case prefork.Ping:
 			return false, ch.send(prefork.Pong, 0, m.Value)
+		case prefork.Accept:
+			if err := registerAgain(ep, env); err != nil {
+				return true, err
+			}
+			return false, ch.send(prefork.Idle, 0, 0)
 		default:
 			return true, fmt.Errorf("%w: %v in exclusive mode", prefork.ErrGarbage, m.Type)
 		}

@@ -1,0 +1,110 @@
+package prefork
+
+import (
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// armPool is benchPool in exclusive mode with a real back-channel per slot,
+// so the master's orders can be read from the child ends, and every child
+// registered in slot order.
+func armPool(t *testing.T, n int) (*Pool, []int) {
+	t.Helper()
+	p := benchPool(n, Exclusive)
+	p.arming = -1
+	children := make([]int, n)
+	for i, s := range p.slots {
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(pair[0]); unix.Close(pair[1]) })
+		s.ch, children[i] = pair[0], pair[1]
+		s.armed = true
+	}
+	return p, children
+}
+
+// orders returns the types of the messages waiting at a child end.
+func orders(t *testing.T, fd int) string {
+	t.Helper()
+	var got []byte
+	for {
+		var buf [MessageSize]byte
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EAGAIN {
+			return string(got)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(buf[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, byte(m.Type))
+	}
+}
+
+// TestRegisterAgain: after a low slot restarts and registers, the higher
+// slots are told, one at a time and lowest first, to register again, so the
+// kernel's wake order is slot order again. A child told so while it serves a
+// connection reports that connection (S, B, I) before it registers (I).
+func TestRegisterAgain(t *testing.T) {
+	step := func(t *testing.T, p *Pool, s *slot, m Message) {
+		t.Helper()
+		if err := p.onMessage(s, m); err != nil {
+			t.Fatalf("slot %d, %v: %v", s.num, m.Type, err)
+		}
+	}
+	tests := []struct {
+		name      string
+		slot1     []Message // what slot 1 sends after its go-ahead, before it has registered again
+		registers []int     // then the slots that answer I (registered), in turn
+		orders    []string  // A orders received by slots 0, 1, 2
+		served    uint64    // by slot 1
+	}{
+		{"idle", nil, []int{1, 2}, []string{"A", "A", "A"}, 0},
+		{"short connections", []Message{{Type: Served, Value: 3}}, []int{1, 2}, []string{"A", "A", "A"}, 3},
+		// Busy, slot 1 lets slot 2 go first; slot 2 then goes again.
+		{"long connection", []Message{{Type: Served, Value: 1}, {Type: Busy}, {Type: Idle}}, []int{2, 1, 2}, []string{"A", "A", "AA"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, children := armPool(t, 3)
+			s0, s1, s2 := p.slots[0], p.slots[1], p.slots[2]
+			// Slot 0 restarted: up, not registered.
+			s0.armed = false
+			p.idle.remove(0)
+			p.armNext()
+			step(t, p, s0, Message{Type: Idle}) // registered, behind 1 and 2
+			if !s1.behind || !s2.behind || s1.state != ordered || !s1.moving {
+				t.Fatalf("after slot 0 registered: slot 1 %+v, slot 2 %+v", *s1, *s2)
+			}
+			for _, m := range tt.slot1 {
+				step(t, p, s1, m)
+			}
+			for _, n := range tt.registers {
+				step(t, p, p.slots[n], Message{Type: Idle})
+			}
+			var got []string
+			for i, fd := range children {
+				got = append(got, orders(t, fd))
+				if s := p.slots[i]; !s.armed || s.behind || s.moving || s.state != idle {
+					t.Errorf("slot %d at the end: %+v", i, *s)
+				}
+			}
+			if !slices.Equal(got, tt.orders) {
+				t.Errorf("orders %q, want %q", got, tt.orders)
+			}
+			if p.idle.len() != 3 || p.arming != -1 {
+				t.Errorf("idle %d, arming %d; want 3, -1", p.idle.len(), p.arming)
+			}
+			if s1.served != tt.served {
+				t.Errorf("slot 1 served %d, want %d", s1.served, tt.served)
+			}
+		})
+	}
+}
