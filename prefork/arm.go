@@ -34,7 +34,7 @@ func (p *Pool) armNext() {
 		p.idle.remove(s.num) // a child registered behind is accepting: it is in the set
 		if p.send(s, Message{Type: Accept}) {
 			s.setState(ordered, p.now)
-			s.moving = s.armed
+			s.moving, s.behind = s.armed, false
 			p.arming = s.num
 			return
 		}
@@ -42,12 +42,14 @@ func (p *Pool) armNext() {
 }
 
 // armed notes that child s has registered its listeners, at the back of the
-// queue: every registered higher slot is now ahead of it.
+// queue: every registered higher slot is now ahead of it. That includes one
+// told to register again and not done yet (it may have registered already, its
+// I not read yet): it stays behind and is told once more.
 func (p *Pool) armed(s *slot) {
 	if p.arming == s.num {
 		p.arming = -1
 	}
-	s.armed, s.behind, s.moving = true, false, false
+	s.armed, s.moving = true, false
 	for _, t := range p.slots[s.num+1:] {
 		if t.armed && t.live() && !t.draining && !t.killed {
 			t.behind = true

@@ -70,6 +70,9 @@ func TestRegisterAgain(t *testing.T) {
 		{"short connections", []Message{{Type: Served, Value: 3}}, []int{1, 2}, []string{"A", "A", "A"}, 3},
 		// Busy, slot 1 lets slot 2 go first; slot 2 then goes again.
 		{"long connection", []Message{{Type: Served, Value: 1}, {Type: Busy}, {Type: Idle}}, []int{2, 1, 2}, []string{"A", "A", "AA"}, 2},
+		// Slot 2 may have registered before slot 1 did, its I read after
+		// slot 1's: it goes again.
+		{"long connection, slot 2 heard last", []Message{{Type: Busy}, {Type: Idle}}, []int{1, 2, 2}, []string{"A", "A", "AA"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,8 +83,8 @@ func TestRegisterAgain(t *testing.T) {
 			p.idle.remove(0)
 			p.armNext()
 			step(t, p, s0, Message{Type: Idle}) // registered, behind 1 and 2
-			if !s1.behind || !s2.behind || s1.state != ordered || !s1.moving {
-				t.Fatalf("after slot 0 registered: slot 1 %+v, slot 2 %+v", *s1, *s2)
+			if s1.state != ordered || !s1.moving || !s2.behind { // slot 1 told first
+				t.Fatalf("after slot 0 registered: slot 1 %c moving %v, slot 2 behind %v", s1.letter(), s1.moving, s2.behind)
 			}
 			for _, m := range tt.slot1 {
 				step(t, p, s1, m)
