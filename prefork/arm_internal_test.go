@@ -82,7 +82,7 @@ func TestRegisterAgain(t *testing.T) {
 			s0.armed = false
 			p.idle.remove(0)
 			p.armNext()
-			step(t, p, s0, Message{Type: Idle}) // registered, behind 1 and 2
+			step(t, p, s0, Message{Type: Idle})                  // registered, behind 1 and 2
 			if s1.state != ordered || !s1.moving || !s2.behind { // slot 1 told first
 				t.Fatalf("after slot 0 registered: slot 1 %c moving %v, slot 2 behind %v", s1.letter(), s1.moving, s2.behind)
 			}
