@@ -111,17 +111,11 @@ func checkRecycledStaysHot(t *testing.T, actd string, worker []string) {
 // mode), as `actd status` shows it, and returns the lowest slot.
 func waitAllIdle(t *testing.T, p *pool) int {
 	t.Helper()
-	deadline := time.Now().Add(readyBound)
-	for {
-		doc, err := p.status()
-		if err == nil && len(doc.Pool.Slots) > 0 && allIdle(doc) {
-			return doc.Pool.Slots[0].Slot
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("children not all idle within %v: %+v, %v", readyBound, doc.Pool.Slots, err)
-		}
-		time.Sleep(pollEvery)
+	doc, err := p.waitStatus(func(d statusDoc) bool { return len(d.Pool.Slots) > 0 && allIdle(d) })
+	if err != nil || len(doc.Pool.Slots) == 0 || !allIdle(doc) {
+		t.Fatalf("children not all idle within %v: %+v, %v", readyBound, doc.Pool.Slots, err)
 	}
+	return doc.Pool.Slots[0].Slot
 }
 
 func allIdle(doc statusDoc) bool {
@@ -229,16 +223,7 @@ func checkConcurrent(t *testing.T, p *pool, client *http.Client, worker string, 
 // child's slot counts the sequential ones.
 func checkServed(t *testing.T, p *pool, hot int, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(readyBound)
-	var doc statusDoc
-	var err error
-	for {
-		doc, err = p.status()
-		if err == nil && doc.Pool.Stats.Served >= want || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(pollEvery)
-	}
+	doc, err := p.waitStatus(func(d statusDoc) bool { return d.Pool.Stats.Served >= want })
 	if err != nil {
 		t.Fatalf("status: %v", err)
 	}

@@ -170,6 +170,19 @@ func (p *pool) status() (statusDoc, error) {
 	return doc, nil
 }
 
+// waitStatus polls `actd status` until cond holds or readyBound passes,
+// and returns the last status read and its error.
+func (p *pool) waitStatus(cond func(statusDoc) bool) (statusDoc, error) {
+	deadline := time.Now().Add(readyBound)
+	for {
+		doc, err := p.status()
+		if err == nil && cond(doc) || time.Now().After(deadline) {
+			return doc, err
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
 // stop sends SIGTERM to actd and returns its exit error, or an error if
 // it has not exited within stopBound.
 func (p *pool) stop() error {

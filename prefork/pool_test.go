@@ -68,15 +68,7 @@ func TestHotSlot(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 4, 3, 4
 			p := startPool(t, cfg, "echo")
-			servers := map[string]int{}
-			for i := range 100 {
-				ans, err := request(p.addr, fmt.Sprint(i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				servers[strings.Join(strings.Fields(ans)[:2], " ")]++
-				time.Sleep(5 * time.Millisecond)
-			}
+			servers := sequentialServers(t, p.addr, 100)
 			// On a loaded machine a child may now and then not be back in
 			// epoll_wait (or its idle report not read) within the 5ms gap.
 			if n := servers[top(servers)]; n < 90 || !strings.HasPrefix(top(servers), "slot=0 ") {
@@ -102,19 +94,28 @@ func TestHotSlotAfterRestart(t *testing.T) {
 		s := snapshot(t, p)
 		return scoreboard(s) == "III" && s.Slots[0].PID != victim.PID
 	})
+	servers := sequentialServers(t, p.addr, 50)
+	want := fmt.Sprintf("slot=0 pid=%d", snapshot(t, p).Slots[0].PID)
+	if servers[want] < 45 {
+		t.Errorf("50 sequential requests served by %v, want at least 45 by the new slot 0 (%s)", servers, want)
+	}
+}
+
+// sequentialServers sends n requests one at a time, 5ms apart (time for the
+// child to report idle again), and counts them by the "slot=K pid=P" that
+// answered.
+func sequentialServers(t *testing.T, addr string, n int) map[string]int {
+	t.Helper()
 	servers := map[string]int{}
-	for i := range 50 {
-		ans, err := request(p.addr, fmt.Sprint(i))
+	for i := range n {
+		ans, err := request(addr, fmt.Sprint(i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		servers[strings.Join(strings.Fields(ans)[:2], " ")]++
 		time.Sleep(5 * time.Millisecond)
 	}
-	want := fmt.Sprintf("slot=0 pid=%d", snapshot(t, p).Slots[0].PID)
-	if servers[want] < 45 {
-		t.Errorf("50 sequential requests served by %v, want at least 45 by the new slot 0 (%s)", servers, want)
-	}
+	return servers
 }
 
 // scoreboard returns the state letters of s's slots in slot order.
