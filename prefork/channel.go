@@ -69,7 +69,7 @@ func (p *Pool) onIdle(s *slot) error {
 	case s.state == ordered && p.cfg.Mode == Exclusive: // registered its listeners
 		p.armed(s)
 	case s.state == ordered: // the accept found nothing
-		p.resolveOrder(s)
+		p.resolveOrder(s, false)
 	case s.state == busy: // a connection is done
 		if s.served > 0 && !p.now.Before(s.started.Add(youngAge)) {
 			p.backoff.ok()
@@ -116,7 +116,7 @@ func (p *Pool) settle(s *slot) {
 func (p *Pool) onBusy(s *slot, m Message) error {
 	switch {
 	case s.state == ordered && p.cfg.Mode == Dispatch:
-		p.resolveOrder(s)
+		p.resolveOrder(s, true)
 	case s.state == idle && p.cfg.Mode == Exclusive:
 		p.idle.remove(s.num)
 		s.listener = int(m.Listener)
@@ -179,7 +179,7 @@ func (p *Pool) closeChannel(s *slot) {
 	s.ch = -1
 	p.idle.remove(s.num)
 	if s.state == ordered {
-		p.resolveOrder(s)
+		p.resolveOrder(s, false)
 	}
 	if p.arming == s.num {
 		p.arming = -1

@@ -12,8 +12,17 @@ import "time"
 //  4. After a connection the child sends I and rejoins the idle set.
 //
 // The master never blocks on a child: it only counts outstanding orders, and
-// stops watching a listener while every waiting connection has an order or
-// no child is idle (so a level-triggered epoll cannot spin).
+// never has more of them on a listener than connections wait there.
+//
+// A TCP listener is watched edge-triggered: epoll reports each arrival once
+// and the queue length (TCP_INFO) says how many wait, so the listener stays
+// registered as it is and costs no epoll_ctl per connection. The master looks
+// at the queue again, without an event, when an order may have left a
+// connection uncovered (see resolveOrder) and when a child is idle again
+// after connections waited for one. Other listeners (unix sockets) do not
+// tell their queue length: they are watched level-triggered, with one order
+// at a time, and not watched while that order is out or no child is idle,
+// so the level-triggered epoll cannot spin.
 
 // dispatch orders idle children to accept the connections waiting on l.
 func (p *Pool) dispatch(l *listener) {
@@ -21,6 +30,10 @@ func (p *Pool) dispatch(l *listener) {
 		return
 	}
 	pending := l.pending()
+	// An order sent earlier may have been used already, its B not read
+	// yet: then a waiting connection has no order. Look again at the next B.
+	l.unsure = l.edge && l.orders > 0 && pending > 0
+	l.starved = false
 	for l.orders < pending {
 		n := p.idle.lowest()
 		if n < 0 {
@@ -29,7 +42,9 @@ func (p *Pool) dispatch(l *listener) {
 		}
 		p.order(p.slots[n], l)
 	}
-	p.arm(l, false)
+	if !l.edge {
+		p.arm(l, false)
+	}
 }
 
 // order tells slot s to accept one connection from l. A child whose
@@ -48,8 +63,8 @@ func (p *Pool) order(s *slot, l *listener) {
 // overloadLogEvery bounds the overload log lines: one per period at most.
 const overloadLogEvery = 10 * time.Second
 
-// overloaded notes that connections wait and no child is idle: the listener
-// is not watched until a child is idle again.
+// overloaded notes that connections wait and no child is idle: the next
+// child to be idle dispatches l again (rearmAll).
 func (p *Pool) overloaded(l *listener) {
 	p.stats.Overloads++
 	if p.now.Sub(p.lastOverloadLog) >= overloadLogEvery {
@@ -57,26 +72,44 @@ func (p *Pool) overloaded(l *listener) {
 		p.log.Warn("connections wait, no idle child", "event", "overload", "listener", l.Name,
 			"overloads", p.stats.Overloads, "children", p.liveCount(), "max", p.cfg.MaxChildren)
 	}
-	p.arm(l, false)
+	l.starved = true
+	if !l.edge {
+		p.arm(l, false)
+	}
 	p.changedState()
 }
 
-// resolveOrder is called when an ordered child answers (B or I).
-func (p *Pool) resolveOrder(s *slot) {
+// resolveOrder is called when an ordered child answers: took reports a B
+// (it accepted a connection), false an I (nothing to accept) or its end.
+// An order that took nothing may leave the connection it was sent for
+// without one, so the queue is looked at again.
+func (p *Pool) resolveOrder(s *slot, took bool) {
 	if p.cfg.Mode != Dispatch {
 		return // exclusive mode: the arming order, see arm.go
 	}
 	l := p.listeners[s.listener]
 	l.orders--
+	if l.edge && (l.unsure || !took) {
+		p.dispatch(l)
+		return
+	}
 	p.rearm(l)
 }
 
-// rearm watches l again if a child could take its next connection.
+// rearm makes sure l's waiting connections get a child once one is idle:
+// an edge-triggered listener that found none is dispatched again; a
+// level-triggered one is watched again.
 func (p *Pool) rearm(l *listener) {
-	if l.armed || p.stop != nil || p.cfg.Mode != Dispatch || p.idle.len() == 0 {
+	if p.stop != nil || p.cfg.Mode != Dispatch || p.idle.len() == 0 {
 		return
 	}
-	if !l.tcp && l.orders > 0 {
+	if l.edge {
+		if l.starved {
+			p.dispatch(l)
+		}
+		return
+	}
+	if l.armed || l.orders > 0 {
 		return // without a queue length, one order at a time
 	}
 	p.arm(l, true)
@@ -89,13 +122,25 @@ func (p *Pool) rearmAll() {
 	}
 }
 
+// arm starts or stops watching l.
 func (p *Pool) arm(l *listener, on bool) {
 	if l.armed == on {
 		return
 	}
-	if err := p.poll.arm(l.FD, on, kindListener, l.index); err != nil {
+	if err := p.poll.arm(l.FD, p.listenEvents(l, on), kindListener, l.index); err != nil {
 		p.log.Error("watch listener", "listener", l.Name, "err", err)
 		return
 	}
 	l.armed = on
+}
+
+// listenEvents returns the epoll events that watch l, or none.
+func (p *Pool) listenEvents(l *listener, on bool) uint32 {
+	switch {
+	case !on:
+		return 0
+	case l.edge:
+		return eventIn | eventEdge
+	}
+	return eventIn
 }

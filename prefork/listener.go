@@ -18,12 +18,18 @@ type listener struct {
 	Listener
 	index  int
 	tcp    bool // TCP_INFO gives the accept-queue length
-	armed  bool // EPOLLIN is on in the master's epoll set
+	edge   bool // dispatch mode, TCP: watched edge-triggered (dispatch.go)
+	armed  bool // watched in the master's epoll set
 	orders int  // accept orders sent and not yet answered
 	queue  int  // accept-queue length at the last tick, -1 if the kernel does not tell
+
+	starved bool // connections waited with no idle child to order
+	unsure  bool // edge: dispatched while orders were out, some maybe used
 }
 
-func newListener(l Listener, index int, nonblock bool) (*listener, error) {
+// newListener checks l and makes it non-blocking if nonblock is set. With
+// edge set, a TCP listener is watched edge-triggered.
+func newListener(l Listener, index int, nonblock, edge bool) (*listener, error) {
 	typ, err := unix.GetsockoptInt(l.FD, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil {
 		return nil, fmt.Errorf("listener %d (%s): %w", index, l.Name, err)
@@ -40,20 +46,28 @@ func newListener(l Listener, index int, nonblock bool) (*listener, error) {
 		l.Name = "unknown"
 	}
 	_, tcpErr := unix.GetsockoptTCPInfo(l.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
-	return &listener{Listener: l, index: index, tcp: tcpErr == nil}, nil
+	tcp := tcpErr == nil
+	return &listener{Listener: l, index: index, tcp: tcp, edge: edge && tcp}, nil
 }
 
-// pending returns how many connections wait to be accepted: the TCP accept
-// queue length, or 1 for other sockets (the master only knows they are
-// readable). It never returns less than 1: it is asked when epoll says the
-// socket is readable.
+// pending returns how many connections wait to be accepted. An
+// edge-triggered listener is asked at any time and answers its TCP accept
+// queue length, which may be 0 (also if TCP_INFO fails, so that asking
+// again after every answer cannot spin). A level-triggered one is asked when
+// epoll says it is readable and answers at least 1: its queue length, or 1
+// for sockets that do not tell.
 func (l *listener) pending() int {
 	if !l.tcp {
 		return 1
 	}
 	info, err := unix.GetsockoptTCPInfo(l.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
-	if err != nil {
+	switch {
+	case l.edge && err != nil:
+		return 0
+	case err != nil:
 		return 1
+	case l.edge:
+		return int(info.Unacked)
 	}
 	return max(int(info.Unacked), 1)
 }

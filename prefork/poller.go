@@ -40,17 +40,21 @@ func (p *poller) ctl(op, fd int, events uint32, k kind, index int) error {
 	return nil
 }
 
-func (p *poller) add(fd int, k kind, index int) error {
-	return p.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN, k, index)
+// Epoll events the master asks for: readable, and edge-triggered.
+const (
+	eventIn   uint32 = unix.EPOLLIN
+	eventEdge uint32 = unix.EPOLLET
+)
+
+// add registers fd for events (eventIn, maybe eventEdge; 0 registers it
+// unwatched).
+func (p *poller) add(fd int, events uint32, k kind, index int) error {
+	return p.ctl(unix.EPOLL_CTL_ADD, fd, events, k, index)
 }
 
-// arm starts (events = EPOLLIN) or stops (events = 0) reporting fd while
-// keeping it registered.
-func (p *poller) arm(fd int, on bool, k kind, index int) error {
-	var events uint32
-	if on {
-		events = unix.EPOLLIN
-	}
+// arm changes the events reported for fd (0: none) while keeping it
+// registered.
+func (p *poller) arm(fd int, events uint32, k kind, index int) error {
 	return p.ctl(unix.EPOLL_CTL_MOD, fd, events, k, index)
 }
 

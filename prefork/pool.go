@@ -71,7 +71,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
 		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1, arming: -1}
 	for i, l := range listeners {
-		ln, err := newListener(l, i, cfg.Mode != Shared)
+		ln, err := newListener(l, i, cfg.Mode != Shared, cfg.Mode == Dispatch)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func (p *Pool) setup() error {
 	p.callMu.Lock() // wakeUp reads p.wake from other goroutines
 	p.wake = wake
 	p.callMu.Unlock()
-	if err := p.poll.add(p.wake, kindWake, 0); err != nil {
+	if err := p.poll.add(p.wake, eventIn, kindWake, 0); err != nil {
 		return err
 	}
 	if p.devnull, err = unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err != nil {
@@ -148,7 +148,7 @@ func (p *Pool) setup() error {
 	p.stdout, p.stderr = openOr(1, p.devnull), openOr(2, p.devnull)
 	if p.cfg.Mode == Dispatch {
 		for _, l := range p.listeners {
-			if err := p.poll.add(l.FD, kindListener, l.index); err != nil {
+			if err := p.poll.add(l.FD, p.listenEvents(l, true), kindListener, l.index); err != nil {
 				return err
 			}
 			l.armed = true

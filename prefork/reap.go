@@ -53,11 +53,11 @@ func (p *Pool) freeSlot() int {
 }
 
 func (p *Pool) watch(s *slot) {
-	if err := p.poll.add(s.pidfd, kindPidfd, s.num); err != nil {
+	if err := p.poll.add(s.pidfd, eventIn, kindPidfd, s.num); err != nil {
 		p.log.Error("watch child", "slot", s.num, "err", err)
 	}
 	if s.ch >= 0 {
-		if err := p.poll.add(s.ch, kindChannel, s.num); err != nil {
+		if err := p.poll.add(s.ch, eventIn, kindChannel, s.num); err != nil {
 			p.log.Error("watch back-channel", "slot", s.num, "err", err)
 		}
 	}
