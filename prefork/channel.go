@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readChannel reads one message from slot s. If more wait, the
-// level-triggered epoll reports the channel again on the next turn: one read
-// per message, no read that only finds EAGAIN, and no child starves others.
+// readChannel reads one message from slot s. If more wait, the next round
+// of the harvest (reports.go) reads the next one: one read per message, no
+// read that only finds EAGAIN, and no child starves others.
 // EOF or an error on the channel means the child is going: the channel is
 // closed and reap will follow.
 func (p *Pool) readChannel(s *slot) {
@@ -174,7 +174,7 @@ func (p *Pool) closeChannel(s *slot) {
 	if s.ch < 0 {
 		return
 	}
-	p.poll.remove(s.ch)
+	p.reports.poll.remove(s.ch)
 	unix.Close(s.ch)
 	s.ch = -1
 	p.idle.remove(s.num)

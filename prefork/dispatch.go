@@ -29,6 +29,7 @@ func (p *Pool) dispatch(l *listener) {
 	if p.stop != nil {
 		return
 	}
+	p.harvestOnce() // who is idle, which orders are answered
 	pending := l.pending()
 	// An order sent earlier may have been used already, its B not read
 	// yet: then a waiting connection has no order. Look again at the next B.

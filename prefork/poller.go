@@ -14,7 +14,7 @@ type kind int32
 const (
 	kindWake     kind = iota // the wake eventfd: a call or shutdown is queued
 	kindListener             // a listening socket is readable
-	kindChannel              // a child's back-channel is readable or closed
+	kindChannel              // a child's back-channel is readable or closed (reports.go)
 	kindPidfd                // a child has exited
 )
 

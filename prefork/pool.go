@@ -40,6 +40,7 @@ type Pool struct {
 	arming          int // exclusive mode: the slot registering its listeners, or -1
 	stats           Stats
 	backoff         backoff
+	reports         reports    // the back-channels' nested epoll set
 	ready           *readiness // the current generation's start children
 	stop            *stopping  // nil until Run's context is done
 
@@ -142,6 +143,9 @@ func (p *Pool) setup() error {
 	if err := p.poll.add(p.wake, eventIn, kindWake, 0); err != nil {
 		return err
 	}
+	if err := p.setupReports(); err != nil {
+		return err
+	}
 	if p.devnull, err = unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err != nil {
 		return fmt.Errorf("open /dev/null: %w", err)
 	}
@@ -178,6 +182,9 @@ func (p *Pool) teardown() {
 	if p.poll != nil {
 		p.poll.close()
 	}
+	if p.reports.poll != nil {
+		p.reports.poll.close()
+	}
 	for _, l := range p.listeners {
 		unix.Close(l.FD)
 	}
@@ -201,6 +208,7 @@ func (p *Pool) turn(ctx context.Context) error {
 	if !p.now.Before(p.nextTick) {
 		p.tick()
 	}
+	p.armReports()
 	return nil
 }
 
@@ -220,8 +228,8 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.runCalls()
 	case kindListener:
 		p.dispatch(p.listeners[index])
-	case kindChannel:
-		p.readChannel(p.slots[index])
+	case kindReports:
+		p.harvest()
 	case kindPidfd:
 		p.reap(p.slots[index])
 	}

@@ -57,7 +57,8 @@ func (p *Pool) watch(s *slot) {
 		p.log.Error("watch child", "slot", s.num, "err", err)
 	}
 	if s.ch >= 0 {
-		if err := p.poll.add(s.ch, eventIn, kindChannel, s.num); err != nil {
+		p.reports.starting = true
+		if err := p.reports.poll.add(s.ch, eventIn, kindChannel, s.num); err != nil {
 			p.log.Error("watch back-channel", "slot", s.num, "err", err)
 		}
 	}

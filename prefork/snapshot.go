@@ -80,6 +80,7 @@ func (p *Pool) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 func (p *Pool) snapshot() Snapshot {
+	p.harvest()
 	now := time.Now()
 	s := Snapshot{Mode: p.cfg.Mode.String(), Generation: p.gen, Max: p.cfg.MaxChildren,
 		Failures: p.backoff.failures, LastExit: p.backoff.lastExit,

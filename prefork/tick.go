@@ -10,10 +10,13 @@ import (
 // with the pool, but it runs once per tick period, not per connection.
 func (p *Pool) tick() {
 	p.nextTick = p.now.Add(p.tickPeriod())
+	p.harvest()
 	p.measureQueues()
+	p.reports.starting = false
 	for _, s := range p.slots {
 		if s.live() {
 			p.checkSlot(s)
+			p.reports.starting = p.reports.starting || s.state == starting
 		}
 	}
 	p.ready.check(p)
