@@ -123,6 +123,8 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 	case s.state == ordered && s.moving: // accepted before it read the order
 		p.movingBusy(s)
 		s.listener = int(m.Listener)
+	case s.state == busy && p.cfg.Mode == Dispatch: // another, under KeepAccepting
+		s.listener = int(m.Listener)
 	default:
 		return fmt.Errorf("%w: busy from a child in state %c", ErrGarbage, s.letter())
 	}
@@ -133,12 +135,19 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 	return nil
 }
 
-// onServed: in exclusive mode, a child accepted and finished Value
-// connections too short to report busy (the child reports B only for
-// connections that last; docs/protocol.md): count them.
+// onServed: a child accepted and finished Value connections too short to
+// report busy (the child reports B only for connections that last;
+// docs/protocol.md): count them. In exclusive mode they come from an idle
+// child; in dispatch mode from a busy one under KeepAccepting, whose busy
+// clock they restart.
 func (p *Pool) onServed(s *slot, m Message) error {
-	if !(s.state == idle || s.state == ordered && s.moving) || p.cfg.Mode != Exclusive {
+	exclusive := p.cfg.Mode == Exclusive && (s.state == idle || s.state == ordered && s.moving)
+	dispatch := p.cfg.Mode == Dispatch && s.state == busy
+	if !exclusive && !dispatch {
 		return fmt.Errorf("%w: served from a child in state %c", ErrGarbage, s.letter())
+	}
+	if dispatch {
+		s.since = p.now
 	}
 	n := uint64(max(m.Value, 1))
 	s.served += n

@@ -11,15 +11,24 @@ import "time"
 //     connection, I (idle): onBusy / onIdle in channel.go resolve the order.
 //  4. After a connection the child sends I and rejoins the idle set.
 //
+// When more connections wait than there are idle children, the order says
+// KeepAccepting: the child accepts the next waiting connections by itself
+// (a batch at most) before its I, reporting them as exclusive-mode children
+// do (B for one that lasts, S counting short ones). A saturated pool so
+// serves its queue without a round trip through the master per connection.
+// Such accepts take connections no order was sent for, so an order may find
+// none: the child answers I, and the master looks at the queue again.
+//
 // The master never blocks on a child: it only counts outstanding orders, and
 // never has more of them on a listener than connections wait there.
 //
 // A TCP listener is watched edge-triggered: epoll reports each arrival once
 // and the queue length (TCP_INFO) says how many wait, so the listener stays
-// registered as it is and costs no epoll_ctl per connection. The master looks
-// at the queue again, without an event, when an order may have left a
-// connection uncovered (see resolveOrder) and when a child is idle again
-// after connections waited for one. Other listeners (unix sockets) do not
+// registered as it is and costs no epoll_ctl per connection; it is not
+// watched only while no child is idle. The master looks at the queue again,
+// without an event, when an order may have left a connection uncovered (see
+// resolveOrder) and when a child is idle again after connections waited for
+// one. Other listeners (unix sockets) do not
 // tell their queue length: they are watched level-triggered, with one order
 // at a time, and not watched while that order is out or no child is idle,
 // so the level-triggered epoll cannot spin.
@@ -41,18 +50,25 @@ func (p *Pool) dispatch(l *listener) {
 			p.overloaded(l)
 			return
 		}
-		p.order(p.slots[n], l)
+		// More wait than there are idle children: let this one go on
+		// accepting after its connection.
+		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(KeepAcceptingBatch)
+		p.order(p.slots[n], l, keep)
 	}
-	if !l.edge {
-		p.arm(l, false)
-	}
+	p.arm(l, l.edge) // an edge-triggered listener is watched again after overload
 }
 
-// order tells slot s to accept one connection from l. A child whose
-// back-channel will not take the order is killed.
-func (p *Pool) order(s *slot, l *listener) {
+// order tells slot s to accept one connection from l, and with keep set to
+// go on accepting while connections wait there (KeepAccepting). A child
+// whose back-channel will not take the order is killed.
+func (p *Pool) order(s *slot, l *listener, keep bool) {
 	p.idle.remove(s.num)
-	if !p.send(s, Message{Type: Accept, Listener: uint16(l.index)}) {
+	m := Message{Type: Accept, Listener: uint16(l.index)}
+	if keep {
+		m.Value = KeepAccepting
+		p.stats.KeepOrders++
+	}
+	if !p.send(s, m) {
 		return
 	}
 	s.setState(ordered, p.now)
@@ -64,8 +80,10 @@ func (p *Pool) order(s *slot, l *listener) {
 // overloadLogEvery bounds the overload log lines: one per period at most.
 const overloadLogEvery = 10 * time.Second
 
-// overloaded notes that connections wait and no child is idle: the next
-// child to be idle dispatches l again (rearmAll).
+// overloaded notes that connections wait and no child is idle. l is not
+// watched until the next child to be idle dispatches it again (rearmAll):
+// while the pool is saturated, arrivals do not wake the master, and the
+// children under KeepAccepting serve the queue.
 func (p *Pool) overloaded(l *listener) {
 	p.stats.Overloads++
 	if p.now.Sub(p.lastOverloadLog) >= overloadLogEvery {
@@ -74,9 +92,7 @@ func (p *Pool) overloaded(l *listener) {
 			"overloads", p.stats.Overloads, "children", p.liveCount(), "max", p.cfg.MaxChildren)
 	}
 	l.starved = true
-	if !l.edge {
-		p.arm(l, false)
-	}
+	p.arm(l, false)
 	p.changedState()
 }
 

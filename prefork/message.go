@@ -28,6 +28,18 @@ const (
 	Drain  Type = 'D' // master → child: finish the current connection, then exit
 )
 
+// KeepAccepting is the Value of a dispatch-mode Accept that lets the child,
+// once done with the connection it was sent for, accept the next ones
+// waiting on the same listener by itself (up to a batch) before it reports
+// Idle. The master sends it while more connections wait than it has idle
+// children to order. A worker may treat it as a plain order.
+const KeepAccepting uint32 = 1
+
+// KeepAcceptingBatch is the most connections a child accepts under one
+// KeepAccepting order, the first included; then it reports Idle and reads
+// its back-channel again (a drain waits no longer than that).
+const KeepAcceptingBatch = 32
+
 // String returns the type's name, or "Type(0xNN)" for an unknown one.
 func (t Type) String() string {
 	switch t {

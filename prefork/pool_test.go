@@ -15,53 +15,79 @@ import (
 
 var protocolModes = []prefork.Mode{prefork.Dispatch, prefork.Exclusive}
 
-// TestEveryConnectionServedOnce sends 300 numbered requests, 6 at a time,
-// and checks each got exactly its own answer.
+// TestEveryConnectionServedOnce sends 300 numbered requests, several at a
+// time, and checks each got exactly its own answer and the pool counted each
+// once. In the saturated case more connections wait than there are children,
+// so dispatch-mode children get KeepAccepting orders and accept by themselves.
 func TestEveryConnectionServedOnce(t *testing.T) {
-	for _, mode := range append(protocolModes, prefork.Shared) {
-		t.Run(mode.String(), func(t *testing.T) {
-			cfg := fastConfig(mode)
-			cfg.StartChildren, cfg.MaxChildren = 3, 6
-			p := startPool(t, cfg, "echo")
-			const n, conc = 300, 6
-			answers := make([]string, n)
-			var wg sync.WaitGroup
-			sem := make(chan struct{}, conc)
-			for i := range n {
-				wg.Add(1)
-				sem <- struct{}{}
-				go func() {
-					defer func() { <-sem; wg.Done() }()
-					ans, err := request(p.addr, fmt.Sprintf("req-%d", i))
-					if err != nil {
-						ans = "error: " + err.Error()
-					}
-					answers[i] = ans
-				}()
+	cases := []struct {
+		name      string
+		mode      prefork.Mode
+		children  int // start and max
+		conc      int
+		saturated bool // KeepAccepting orders expected
+	}{
+		{"dispatch", prefork.Dispatch, 3, 6, false},
+		{"exclusive", prefork.Exclusive, 3, 6, false},
+		{"shared", prefork.Shared, 3, 6, false},
+		{"dispatch-saturated", prefork.Dispatch, 2, 16, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fastConfig(tc.mode)
+			cfg.StartChildren, cfg.MaxChildren = tc.children, max(tc.children, 6)
+			if tc.saturated {
+				cfg.MaxChildren, cfg.MinSpare, cfg.MaxSpare = tc.children, 1, tc.children
 			}
-			wg.Wait()
+			p := startPool(t, cfg, "echo")
+			const n = 300
+			answers := numberedRequests(p.addr, n, tc.conc)
 			for i, a := range answers {
 				if want := fmt.Sprintf(" req-%d", i); !strings.HasSuffix(a, want) {
 					t.Errorf("request %d: got %q, want an answer ending %q", i, a, want)
 				}
 			}
-			if mode != prefork.Shared {
-				// A child reports a short connection after closing it:
-				// the count may trail the answers by a moment.
-				eventually(t, fmt.Sprintf("served = %d", n), func() bool { return snapshot(t, p).Stats.Served == n })
-				time.Sleep(100 * time.Millisecond)
-				if got := snapshot(t, p).Stats.Served; got != n {
-					t.Errorf("served = %d, want exactly %d", got, n)
-				}
+			if tc.mode == prefork.Shared {
+				return
+			}
+			// A child reports a short connection after closing it:
+			// the count may trail the answers by a moment.
+			eventually(t, fmt.Sprintf("served = %d", n), func() bool { return snapshot(t, p).Stats.Served == n })
+			time.Sleep(100 * time.Millisecond)
+			stats := snapshot(t, p).Stats
+			if stats.Served != n {
+				t.Errorf("served = %d, want exactly %d", stats.Served, n)
+			}
+			if tc.saturated && stats.KeepOrders == 0 {
+				t.Errorf("no KeepAccepting order with %d clients on %d children (orders %d, overloads %d)",
+					tc.conc, tc.children, stats.Orders, stats.Overloads)
 			}
 		})
 	}
 }
 
-// TestHotSlot: under light sequential load (a few milliseconds between
-// requests, so the child has reported idle again) the same child serves every
-// connection: in dispatch mode the lowest slot; in exclusive mode the child
-// the kernel wakes first, the earliest to register with EPOLLEXCLUSIVE.
+// numberedRequests sends n requests "req-i", conc at a time, and returns
+// the answers (or "error: ...") in order.
+func numberedRequests(addr string, n, conc int) []string {
+	answers := make([]string, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, conc)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ans, err := request(addr, fmt.Sprintf("req-%d", i))
+			if err != nil {
+				ans = "error: " + err.Error()
+			}
+			answers[i] = ans
+		}()
+	}
+	wg.Wait()
+	return answers
+}
+
 func TestHotSlot(t *testing.T) {
 	for _, mode := range protocolModes {
 		t.Run(mode.String(), func(t *testing.T) {

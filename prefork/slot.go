@@ -60,6 +60,10 @@ func (s *slot) letter() byte {
 	return ".SIABRE"[s.state]
 }
 
+// roomFor reports whether s may accept n more connections before it is
+// recycled (--max-conn-per-child).
+func (s *slot) roomFor(n uint64) bool { return s.limit == 0 || s.served+n < s.limit }
+
 // live reports whether s has a process that has not been reaped.
 func (s *slot) live() bool { return s.state != empty }
 

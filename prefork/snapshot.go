@@ -10,6 +10,7 @@ import (
 type Stats struct {
 	Served      uint64    `json:"served"`       // connections accepted by children
 	Orders      uint64    `json:"orders"`       // accept orders sent (dispatch mode)
+	KeepOrders  uint64    `json:"keep_orders"`  // of them, KeepAccepting orders (more waited than children were idle)
 	Spawned     uint64    `json:"spawned"`      // children started
 	Respawned   uint64    `json:"respawned"`    // children that died or were killed unasked, and were replaced
 	Hung        uint64    `json:"hung"`         // children that missed a deadline (ping, order, start, busy timeout)

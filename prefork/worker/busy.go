@@ -8,7 +8,8 @@ import (
 	"github.com/actd/actd/prefork"
 )
 
-// Exclusive-mode reports. A connection that runs busyReportAfter is
+// Exclusive-mode reports, also used for the connections a dispatch-mode
+// child accepts under a KeepAccepting order. A connection that runs busyReportAfter is
 // reported Busy (then Idle when done): scaling and timeouts see it. Shorter
 // ones are counted and reported together in one Served message, after
 // servedBatch connections or servedDelay after the last report, whichever
@@ -56,9 +57,11 @@ func (b *lateBusy) start(listener int) {
 	b.timer.Reset(busyReportAfter)
 }
 
-// done notes the connection's end: counted as a short one, or Idle after the
-// Busy went out.
-func (b *lateBusy) done() error {
+// done notes the connection's end: counted as a short one, or, if its Busy
+// went out, reported with Idle when idle is set (exclusive mode; under a
+// dispatch-mode KeepAccepting order the child stays busy until its batch
+// ends).
+func (b *lateBusy) done(idle bool) error {
 	if b.timer.Stop() {
 		b.fired.Done() // fire will not run
 		n := b.pending.Add(1)
@@ -68,7 +71,7 @@ func (b *lateBusy) done() error {
 		return nil
 	}
 	b.fired.Wait()
-	if b.err != nil {
+	if b.err != nil || !idle {
 		return b.err
 	}
 	return b.ch.send(prefork.Idle, 0, 0)

@@ -175,5 +175,5 @@ func acceptExclusive(env Env, report *lateBusy, h connServer, l int, p *pause) e
 	}
 	report.start(l)
 	h(c)
-	return report.done()
+	return report.done(true)
 }

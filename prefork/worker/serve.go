@@ -102,6 +102,7 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 // serveDispatch waits for orders on the back-channel.
 func serveDispatch(env Env, ch channel, h connServer) error {
 	var p pause
+	report := newLateBusy(ch)
 	for {
 		m, err := ch.recv()
 		if err != nil {
@@ -113,7 +114,7 @@ func serveDispatch(env Env, ch channel, h connServer) error {
 		case prefork.Drain:
 			return nil
 		case prefork.Accept:
-			err = acceptOrder(env, ch, h, int(m.Listener), &p)
+			err = acceptOrder(env, ch, h, m, &p, report)
 		}
 		if err != nil {
 			return err
@@ -122,8 +123,10 @@ func serveDispatch(env Env, ch channel, h connServer) error {
 }
 
 // acceptOrder carries out one accept order: busy, serve, idle; or idle at
-// once if there was nothing to accept.
-func acceptOrder(env Env, ch channel, h connServer, l int, p *pause) error {
+// once if there was nothing to accept. Under KeepAccepting it serves the
+// connections waiting after that one too, before the idle.
+func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause, report *lateBusy) error {
+	l := int(m.Listener)
 	if l >= len(env.Listeners) {
 		return fmt.Errorf("%w: accept on listener %d of %d", prefork.ErrGarbage, l, len(env.Listeners))
 	}
@@ -139,8 +142,37 @@ func acceptOrder(env Env, ch channel, h connServer, l int, p *pause) error {
 			return err
 		}
 		h(c)
+		if m.Value == prefork.KeepAccepting {
+			if err := keepAccepting(env, report, h, l, p); err != nil {
+				return err
+			}
+		}
 	}
 	return ch.send(prefork.Idle, 0, 0)
+}
+
+// keepAccepting accepts and serves the connections waiting on listener l,
+// up to a KeepAcceptingBatch in all, reporting them as exclusive mode does
+// (B for one that lasts, S counting short ones); the last S goes out before
+// the caller's I.
+func keepAccepting(env Env, report *lateBusy, h connServer, l int, p *pause) error {
+	for range prefork.KeepAcceptingBatch - 1 {
+		c, err := acceptOne(env.Listeners[l])
+		if err != nil {
+			p.wait()
+			break
+		}
+		if c < 0 {
+			break
+		}
+		p.reset()
+		report.start(l)
+		h(c)
+		if err := report.done(false); err != nil {
+			return err
+		}
+	}
+	return report.flush()
 }
 
 // endOf turns the end of the back-channel into Serve's result.

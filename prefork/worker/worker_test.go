@@ -67,7 +67,7 @@ func TestLateBusy(t *testing.T) {
 	serve := func(work time.Duration) {
 		b.start(2)
 		time.Sleep(work)
-		if err := b.done(); err != nil {
+		if err := b.done(true); err != nil {
 			t.Fatal(err)
 		}
 	}
