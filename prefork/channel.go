@@ -69,7 +69,7 @@ func (p *Pool) onIdle(s *slot) error {
 	case s.state == ordered && p.cfg.Mode == Exclusive: // registered its listeners
 		p.armed(s)
 	case s.state == ordered: // the accept found nothing
-		p.resolveOrder(s, false)
+		defer p.resolveOrder(s, false) // once idle: it may take the next order itself
 	case s.state == busy: // a connection is done
 		if s.served > 0 && !p.now.Before(s.started.Add(youngAge)) {
 			p.backoff.ok()

@@ -1,0 +1,222 @@
+package prefork
+
+import (
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// dispatchPool is benchPool in dispatch mode with a real epoll set, a real
+// back-channel per slot (the child ends are returned, to read the orders)
+// and one real TCP listener, watched edge-triggered.
+func dispatchPool(t *testing.T, n int) (*Pool, []int, net.Addr) {
+	t.Helper()
+	p := benchPool(n, Dispatch)
+	poll, err := newPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.poll = poll
+	t.Cleanup(poll.close)
+	children := make([]int, n)
+	for i, s := range p.slots {
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(pair[0]); unix.Close(pair[1]) })
+		s.ch, children[i] = pair[0], pair[1]
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	l, err := newListener(Listener{Name: "test", FD: int(f.Fd())}, 0, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.edge {
+		t.Fatal("a TCP listener in dispatch mode is not edge-triggered")
+	}
+	p.listeners = []*listener{l}
+	if err := p.poll.add(l.FD, p.listenEvents(l, true), kindListener, 0); err != nil {
+		t.Fatal(err)
+	}
+	l.armed = true
+	return p, children, ln.Addr()
+}
+
+// queueUp opens n connections to addr and waits until the listener's
+// accept queue holds want of them.
+func queueUp(t *testing.T, p *Pool, addr net.Addr, n, want int) {
+	t.Helper()
+	for range n {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if q, _ := QueueDepth(p.listeners[0].FD); q == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			q, _ := QueueDepth(p.listeners[0].FD)
+			t.Fatalf("accept queue %d, want %d", q, want)
+		}
+	}
+}
+
+// takeOne accepts one connection from the listener, as a child does.
+func takeOne(t *testing.T, p *Pool) {
+	t.Helper()
+	fd, _, err := unix.Accept4(p.listeners[0].FD, unix.SOCK_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+}
+
+// ordersWithValue returns the messages waiting at a child end: "A" for an
+// order, "A+" for a KeepAccepting one, other types by letter.
+func ordersWithValue(t *testing.T, fd int) []string {
+	t.Helper()
+	var got []string
+	for {
+		var buf [MessageSize]byte
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EAGAIN {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(buf[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := string(rune(m.Type))
+		if m.Type == Accept && m.Value == KeepAccepting {
+			o += "+"
+		}
+		got = append(got, o)
+	}
+}
+
+// TestDispatchOrders drives the dispatch decision with a real accept queue:
+// orders go to the lowest idle slots and never outnumber the waiting
+// connections; KeepAccepting when more wait than children are idle; a
+// connection left without an order (an order used before its B was read)
+// gets one when that B is read; an order that found nothing is given again.
+func TestDispatchOrders(t *testing.T) {
+	step := func(t *testing.T, p *Pool, n int, m Message) {
+		t.Helper()
+		if err := p.onMessage(p.slots[n], m); err != nil {
+			t.Fatalf("slot %d, %v: %v", n, m.Type, err)
+		}
+	}
+	tests := []struct {
+		name   string
+		busy   []int // slots busy at the start
+		limit  map[int]uint64
+		run    func(t *testing.T, p *Pool, addr net.Addr)
+		orders [][]string // per slot
+		starve bool       // the listener waits for an idle child at the end
+	}{
+		{
+			name: "lowest idle slots, one per connection",
+			run: func(t *testing.T, p *Pool, addr net.Addr) {
+				queueUp(t, p, addr, 2, 2)
+				p.dispatch(p.listeners[0])
+			},
+			orders: [][]string{{"A"}, {"A"}, nil, nil},
+		},
+		{
+			name:  "more wait than idle: keep accepting, unless recycling is near",
+			busy:  []int{0, 3},
+			limit: map[int]uint64{2: 10},
+			run: func(t *testing.T, p *Pool, addr net.Addr) {
+				queueUp(t, p, addr, 4, 4)
+				p.dispatch(p.listeners[0])
+			},
+			orders: [][]string{nil, {"A+"}, {"A"}, nil},
+			starve: true,
+		},
+		{
+			name: "orders out cover the queue; B read as the queue empties",
+			run: func(t *testing.T, p *Pool, addr net.Addr) {
+				queueUp(t, p, addr, 1, 1)
+				p.dispatch(p.listeners[0]) // slot 0
+				queueUp(t, p, addr, 1, 2)
+				p.dispatch(p.listeners[0]) // slot 1
+				takeOne(t, p)              // slot 0's accept
+				step(t, p, 0, Message{Type: Busy})
+				takeOne(t, p) // slot 1's
+				step(t, p, 1, Message{Type: Busy})
+			},
+			orders: [][]string{{"A"}, {"A"}, nil, nil},
+		},
+		{
+			name: "an order used before its B is read: the B brings the next order",
+			run: func(t *testing.T, p *Pool, addr net.Addr) {
+				queueUp(t, p, addr, 1, 1)
+				p.dispatch(p.listeners[0]) // slot 0
+				takeOne(t, p)              // slot 0 accepts; its B is not read yet
+				queueUp(t, p, addr, 1, 1)
+				p.dispatch(p.listeners[0]) // one waits, one order out: none sent
+				if p.listeners[0].orders != 1 || !p.listeners[0].unsure {
+					t.Fatalf("orders %d, unsure %v; want 1, true", p.listeners[0].orders, p.listeners[0].unsure)
+				}
+				step(t, p, 0, Message{Type: Busy})
+			},
+			orders: [][]string{{"A"}, {"A"}, nil, nil},
+		},
+		{
+			name: "an order that found nothing: the same child is ordered again",
+			run: func(t *testing.T, p *Pool, addr net.Addr) {
+				queueUp(t, p, addr, 1, 1)
+				p.dispatch(p.listeners[0]) // slot 0
+				takeOne(t, p)              // another took it
+				queueUp(t, p, addr, 1, 1)  // its event not handled yet
+				step(t, p, 0, Message{Type: Idle})
+			},
+			orders: [][]string{{"A", "A"}, nil, nil, nil},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, children, addr := dispatchPool(t, 4)
+			for _, n := range tt.busy {
+				p.idle.remove(n)
+				p.slots[n].setState(busy, p.now)
+			}
+			for n, limit := range tt.limit {
+				p.slots[n].limit = limit
+			}
+			tt.run(t, p, addr)
+			for i, fd := range children {
+				if got := ordersWithValue(t, fd); !slices.Equal(got, tt.orders[i]) {
+					t.Errorf("slot %d got %q, want %q", i, got, tt.orders[i])
+				}
+			}
+			l := p.listeners[0]
+			q, _ := QueueDepth(l.FD)
+			if l.orders > q {
+				t.Errorf("%d orders out for %d waiting connections", l.orders, q)
+			}
+			if l.starved != tt.starve || l.armed == tt.starve {
+				t.Errorf("starved %v, watched %v; want starved %v", l.starved, l.armed, tt.starve)
+			}
+		})
+	}
+}
