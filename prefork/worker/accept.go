@@ -39,6 +39,32 @@ func (p *pause) wait() {
 
 func (p *pause) reset() { *p = 0 }
 
+// retry decides whether a child that has just served a connection tries to
+// accept the next one at once instead of waiting for an event. Always, while
+// such tries find connections; after one finds none, only after the next
+// 1, 2, 4 ... 64 connections, so a pool that is not saturated pays one
+// fruitless accept per 64 connections at most.
+type retry struct{ skip, backoff int }
+
+// due reports whether to try now.
+func (r *retry) due() bool {
+	if r.skip > 0 {
+		r.skip--
+		return false
+	}
+	return true
+}
+
+// record notes what a try found.
+func (r *retry) record(found bool) {
+	if found {
+		r.backoff = 0
+		return
+	}
+	r.backoff = min(max(2*r.backoff, 1), 64)
+	r.skip = r.backoff
+}
+
 // accept4 is accept4(2) without the peer's address: unix.Accept4 decodes it,
 // which costs an allocation and, for IPv4 and IPv6, a getsockopt(SO_PROTOCOL)
 // per connection. Handlers that want the peer ask getpeername(2).

@@ -2,59 +2,91 @@ package worker
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/actd/actd/prefork"
 )
 
 // Exclusive-mode reports, also used for the connections a dispatch-mode
-// child accepts under a KeepAccepting order. A connection that runs busyReportAfter is
-// reported Busy (then Idle when done): scaling and timeouts see it. Shorter
-// ones are counted and reported together in one Served message, after
-// servedBatch connections or servedDelay after the last report, whichever
-// comes first (an idle child's wait ends then), so a busy child costs the
-// master one wakeup per batch instead of two per connection.
+// child accepts under a KeepAccepting order. A connection that runs
+// busyReportAfter is reported Busy (then Idle when done): scaling and
+// timeouts see it. Shorter ones are counted and reported together in one
+// Served message, after servedBatch connections or servedDelay after the last
+// report, whichever comes first (an idle child's wait ends then), so a busy
+// child costs the master one wakeup per batch instead of two per connection.
+//
+// While connections follow one another, a connection's age is checked at
+// most every busyRecheck: each check wakes a runtime thread, which at one
+// per busyReportAfter cost 8% of the throughput under a saturating load of
+// short connections. A long connection that starts in such a stream is so
+// reported Busy between busyReportAfter and busyRecheck after its start; one
+// that starts after the child was idle, at busyReportAfter.
 const (
 	busyReportAfter = 5 * time.Millisecond
+	busyRecheck     = 50 * time.Millisecond
 	servedBatch     = 32
 	servedDelay     = 50 * time.Millisecond
 )
 
 // lateBusy makes those reports. One per child, reused: no allocation per
-// connection.
+// connection. Its timer is not set and stopped per connection (each of
+// which could wake a runtime thread): once set, it stays set while
+// connections follow one another, and lapses when it finds the child idle.
 type lateBusy struct {
-	ch       channel
+	ch    channel
+	timer *time.Timer
+	base  time.Time // times below are durations since base (monotonic)
+
+	mu       sync.Mutex // the fields below; held while fire sends
+	armed    bool       // the timer is set
+	active   bool       // a connection is in hand
+	started  time.Duration
 	listener int
-	timer    *time.Timer
-	fired    sync.WaitGroup
-	err      error         // of the Busy send, read after fired.Wait
-	pending  atomic.Uint32 // short connections not reported yet
-	flushed  atomic.Int64  // when they were last reported, unix nanoseconds
+	reported bool  // the connection in hand was reported Busy
+	err      error // of a send by fire, returned by done
+	pending  uint32
+	flushed  time.Duration // when short connections were last reported
 }
 
 func newLateBusy(ch channel) *lateBusy {
-	b := &lateBusy{ch: ch}
+	b := &lateBusy{ch: ch, base: time.Now()}
 	b.timer = time.AfterFunc(time.Hour, b.fire)
 	b.timer.Stop()
-	b.flushed.Store(time.Now().UnixNano())
 	return b
 }
 
+func (b *lateBusy) now() time.Duration { return time.Since(b.base) }
+
 // fire reports the connection in hand busy, after the short ones before it
-// (the master takes Served from an idle child only).
+// (the master takes Served from an idle child only), once it has run
+// busyReportAfter; for a younger one it sets the timer again.
 func (b *lateBusy) fire() {
-	defer b.fired.Done()
-	if b.err = b.flush(); b.err == nil {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.armed = false
+	if !b.active || b.reported {
+		return
+	}
+	if age := b.now() - b.started; age < busyReportAfter {
+		b.armed = true
+		b.timer.Reset(max(busyReportAfter-age, busyRecheck))
+		return
+	}
+	b.reported = true
+	if b.err = b.flushLocked(); b.err == nil {
 		b.err = b.ch.send(prefork.Busy, b.listener, 0)
 	}
 }
 
-// start arms the report for a connection on listener.
+// start notes a connection on listener.
 func (b *lateBusy) start(listener int) {
-	b.listener, b.err = listener, nil
-	b.fired.Add(1)
-	b.timer.Reset(busyReportAfter)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active, b.reported, b.started, b.listener = true, false, b.now(), listener
+	if !b.armed {
+		b.armed = true
+		b.timer.Reset(busyReportAfter)
+	}
 }
 
 // done notes the connection's end: counted as a short one, or, if its Busy
@@ -62,36 +94,48 @@ func (b *lateBusy) start(listener int) {
 // dispatch-mode KeepAccepting order the child stays busy until its batch
 // ends).
 func (b *lateBusy) done(idle bool) error {
-	if b.timer.Stop() {
-		b.fired.Done() // fire will not run
-		n := b.pending.Add(1)
-		if n >= servedBatch || time.Now().UnixNano()-b.flushed.Load() >= int64(servedDelay) {
-			return b.flush()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active = false
+	if b.reported {
+		err := b.err
+		b.err = nil
+		if err != nil || !idle {
+			return err
 		}
-		return nil
+		return b.ch.send(prefork.Idle, 0, 0)
 	}
-	b.fired.Wait()
-	if b.err != nil || !idle {
-		return b.err
+	b.pending++
+	if b.pending >= servedBatch || b.now()-b.flushed >= servedDelay {
+		return b.flushLocked()
 	}
-	return b.ch.send(prefork.Idle, 0, 0)
+	return nil
 }
 
 // flushIn returns the epoll_wait timeout, in milliseconds, until the
 // connections counted so far are due for a report, or -1 with none counted.
 func (b *lateBusy) flushIn() int {
-	if b.pending.Load() == 0 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pending == 0 {
 		return -1
 	}
-	left := int64(servedDelay) - (time.Now().UnixNano() - b.flushed.Load())
-	return int(max(0, (left+int64(time.Millisecond)-1)/int64(time.Millisecond)))
+	left := servedDelay - (b.now() - b.flushed)
+	return int(max(0, (left+time.Millisecond-1)/time.Millisecond))
 }
 
 // flush reports the short connections counted so far, if any, in one
 // Served message whose value is their number.
 func (b *lateBusy) flush() error {
-	b.flushed.Store(time.Now().UnixNano())
-	n := b.pending.Swap(0)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.flushLocked()
+}
+
+func (b *lateBusy) flushLocked() error {
+	b.flushed = b.now()
+	n := b.pending
+	b.pending = 0
 	if n == 0 {
 		return nil
 	}

@@ -32,6 +32,7 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 	}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
 	var p pause
+	var again retry
 	report := newLateBusy(ch)
 	for {
 		n, err := waitEvents(ep, events, report)
@@ -44,7 +45,7 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 		}
 		for _, ev := range events[:n] {
 			if ev.Fd != channelTag {
-				if err := acceptExclusive(env, report, h, int(ev.Fd), &p); err != nil {
+				if err := acceptExclusive(env, report, h, int(ev.Fd), &p, &again); err != nil {
 					return err
 				}
 			}
@@ -163,17 +164,32 @@ func channelEvents(events []unix.EpollEvent, ch channel, ep int, env Env) (bool,
 	return false, nil
 }
 
-func acceptExclusive(env Env, report *lateBusy, h connServer, l int, p *pause) error {
-	c, err := acceptOne(env.Listeners[l])
-	if err != nil {
-		p.wait()
-		return nil
+// acceptExclusive accepts and serves a connection from listener l. Then,
+// while tries find more (a saturated pool: the queue is never empty), it
+// accepts the next ones at once, skipping the epoll_wait, up to a
+// KeepAcceptingBatch in all: a drain or a ping waits no longer than that.
+func acceptExclusive(env Env, report *lateBusy, h connServer, l int, p *pause, again *retry) error {
+	for i := range prefork.KeepAcceptingBatch {
+		if i > 0 && !again.due() {
+			return nil
+		}
+		c, err := acceptOne(env.Listeners[l])
+		if err != nil {
+			p.wait()
+			return nil
+		}
+		p.reset()
+		if i > 0 {
+			again.record(c >= 0)
+		}
+		if c < 0 {
+			return nil // a spurious wakeup, or an empty queue after a try
+		}
+		report.start(l)
+		h(c)
+		if err := report.done(true); err != nil {
+			return err
+		}
 	}
-	p.reset()
-	if c < 0 {
-		return nil // a spurious wakeup: another child was faster
-	}
-	report.start(l)
-	h(c)
-	return report.done(true)
+	return nil
 }
