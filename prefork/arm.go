@@ -17,11 +17,14 @@ package prefork
 
 // armNext tells the lowest child that has not registered its listeners, or
 // is registered behind a lower slot, to register, unless another is doing it
-// now. A lower child still starting is waited for.
+// now. A lower child still starting is waited for. It walks the slots only
+// while some may need it (armCheck): a child going idle costs no walk of
+// the pool in the steady state.
 func (p *Pool) armNext() {
-	if p.cfg.Mode != Exclusive || p.arming >= 0 || p.stop != nil {
+	if p.cfg.Mode != Exclusive || p.arming >= 0 || p.stop != nil || !p.armCheck {
 		return
 	}
+	waiting := false // a child to register is busy: look again later
 	for _, s := range p.slots {
 		switch {
 		case !s.live() || s.armed && !s.behind || s.draining || s.killed:
@@ -29,6 +32,7 @@ func (p *Pool) armNext() {
 		case s.state == starting:
 			return // a lower slot first: it will be idle soon, or killed
 		case s.state != idle:
+			waiting = true
 			continue
 		}
 		p.idle.remove(s.num) // a child registered behind is accepting: it is in the set
@@ -39,6 +43,7 @@ func (p *Pool) armNext() {
 			return
 		}
 	}
+	p.armCheck = waiting
 }
 
 // armed notes that child s has registered its listeners, at the back of the
@@ -53,6 +58,7 @@ func (p *Pool) armed(s *slot) {
 	for _, t := range p.slots[s.num+1:] {
 		if t.armed && t.live() && !t.draining && !t.killed {
 			t.behind = true
+			p.armCheck = true
 		}
 	}
 }

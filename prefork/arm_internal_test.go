@@ -80,6 +80,7 @@ func TestRegisterAgain(t *testing.T) {
 			s0, s1, s2 := p.slots[0], p.slots[1], p.slots[2]
 			// Slot 0 restarted: up, not registered.
 			s0.armed = false
+			p.armCheck = true // as start does
 			p.idle.remove(0)
 			p.armNext()
 			step(t, p, s0, Message{Type: Idle})                  // registered, behind 1 and 2

@@ -11,11 +11,11 @@ import (
 // processes, no fds. It measures the master's own work per message.
 func benchPool(n int, mode Mode) *Pool {
 	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
-		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
+		ready: &readiness{ch: make(chan struct{})}, now: time.Now(), arming: -1}
 	p.cfg.Mode = mode
 	p.cfg.MaxChildren = max(n, 1)
 	for i := range n {
-		s := &slot{num: i, pidfd: -1, ch: -1, helloed: true}
+		s := &slot{num: i, pidfd: -1, ch: -1, helloed: true, armed: mode == Exclusive}
 		s.setState(idle, p.now)
 		p.slots = append(p.slots, s)
 		p.idle.add(i)

@@ -36,8 +36,9 @@ type Pool struct {
 	lastOverloadLog time.Time
 	gen             int
 	ramp            int
-	replace         int // children that died unasked since the last scale
-	arming          int // exclusive mode: the slot registering its listeners, or -1
+	replace         int  // children that died unasked since the last scale
+	arming          int  // exclusive mode: the slot registering its listeners, or -1
+	armCheck        bool // exclusive mode: a slot may need to register (arm.go)
 	stats           Stats
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set

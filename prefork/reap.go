@@ -31,6 +31,7 @@ func (p *Pool) start() bool {
 		s.setState(running, p.now)
 	}
 	p.slots[num] = s
+	p.armCheck = true // exclusive mode: it registers once idle
 	p.watch(s)
 	p.stats.Spawned++
 	p.log.Info("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
