@@ -18,7 +18,7 @@ func (p *Pool) readChannel(s *slot) {
 		return
 	}
 	var buf [2 * MessageSize]byte // a longer packet shows as garbage, not as a valid prefix
-	n, err := unix.Read(s.ch, buf[:])
+	n, err := rawRead(s.ch, buf[:])
 	switch {
 	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
 		return
@@ -171,7 +171,7 @@ func (p *Pool) send(s *slot, m Message) bool {
 		return false
 	}
 	var buf [MessageSize]byte
-	if _, err := unix.Write(s.ch, m.Encode(buf[:])); err != nil {
+	if _, err := rawWrite(s.ch, m.Encode(buf[:])); err != nil {
 		p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err))
 		return false
 	}

@@ -5,7 +5,7 @@
 //
 // Processes, fds and messages:
 //
-//	                master (Run: one goroutine on a locked thread)
+//	                master (Run: one goroutine, parked in the netpoller)
 //	epoll: listeners · back-channels · pidfds · wake eventfd (calls)
 //	  │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
 //	  ▼
@@ -37,5 +37,5 @@
 // channel.go (messages from children), tick.go (deadlines, pings, scaling),
 // reap.go (start, reap, retire, kill), lifecycle.go (ready, reload, stop),
 // scaler.go, idleset.go, slot.go, spawn.go, listener.go, sockdiag.go,
-// snapshot.go, message.go, fds.go.
+// snapshot.go, message.go, fds.go, poller.go, raw.go, reports.go, arm.go.
 package prefork

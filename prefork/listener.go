@@ -60,7 +60,7 @@ func (l *listener) pending() int {
 	if !l.tcp {
 		return 1
 	}
-	info, err := unix.GetsockoptTCPInfo(l.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
+	info, err := rawTCPInfo(l.FD)
 	switch {
 	case l.edge && err != nil:
 		return 0
@@ -77,7 +77,7 @@ func (l *listener) pending() int {
 // TCP listeners answer through TCP_INFO (tcpi_unacked); unix listeners
 // through NETLINK_SOCK_DIAG (see queueDepthUnix).
 func QueueDepth(fd int) (int, bool) {
-	if info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+	if info, err := rawTCPInfo(fd); err == nil {
 		return int(info.Unacked), true
 	}
 	return queueDepthUnix(fd)

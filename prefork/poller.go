@@ -3,6 +3,9 @@ package prefork
 import (
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,10 +21,12 @@ const (
 	kindPidfd                // a child has exited
 )
 
-// poller is the master's one epoll set.
+// poller is an epoll set of the master's.
 type poller struct {
 	fd     int
 	events []unix.EpollEvent
+	file   *os.File        // fd, registered in the Go runtime's netpoller (parked pollers)
+	conn   syscall.RawConn // file's, to wait on it
 }
 
 func newPoller() (*poller, error) {
@@ -30,6 +35,23 @@ func newPoller() (*poller, error) {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
 	return &poller{fd: fd, events: make([]unix.EpollEvent, 128)}, nil
+}
+
+// park makes wait sleep in the Go runtime's netpoller, which watches the
+// epoll fd itself (it is readable when an event is ready), instead of in a
+// blocking epoll_wait: the runtime then sees an idle process, and its
+// monitor thread sleeps too. A poller that is never parked is only polled.
+func (p *poller) park() error {
+	if err := unix.SetNonblock(p.fd, true); err != nil {
+		return fmt.Errorf("epoll fd: %w", err)
+	}
+	p.file = os.NewFile(uintptr(p.fd), "epoll")
+	conn, err := p.file.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("epoll fd: %w", err)
+	}
+	p.conn = conn
+	return nil
 }
 
 func (p *poller) ctl(op, fd int, events uint32, k kind, index int) error {
@@ -63,9 +85,36 @@ func (p *poller) remove(fd int) {
 }
 
 // wait returns the ready events, waiting at most msec milliseconds (-1: no
-// limit). An interrupted wait returns no events and no error.
+// limit; 0: a poll). An interrupted wait returns no events and no error.
 func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
-	n, err := unix.EpollWait(p.fd, p.events, msec)
+	if p.conn == nil || msec == 0 {
+		return p.poll()
+	}
+	var deadline time.Time
+	if msec > 0 {
+		deadline = time.Now().Add(time.Duration(msec) * time.Millisecond)
+	}
+	if err := p.file.SetReadDeadline(deadline); err != nil {
+		return nil, fmt.Errorf("epoll fd deadline: %w", err)
+	}
+	var events []unix.EpollEvent
+	var pollErr error
+	err := p.conn.Read(func(uintptr) bool {
+		events, pollErr = p.poll()
+		return len(events) > 0 || pollErr != nil
+	})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("wait on epoll fd: %w", err)
+	}
+	return events, pollErr
+}
+
+// poll returns the events ready now.
+func (p *poller) poll() ([]unix.EpollEvent, error) {
+	n, err := rawEpollWait(p.fd, p.events)
 	if errors.Is(err, unix.EINTR) {
 		return nil, nil
 	}
@@ -75,4 +124,10 @@ func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
 	return p.events[:n], nil
 }
 
-func (p *poller) close() { unix.Close(p.fd) }
+func (p *poller) close() {
+	if p.file != nil {
+		p.file.Close()
+		return
+	}
+	unix.Close(p.fd)
+}

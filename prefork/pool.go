@@ -104,9 +104,11 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 	p.ran = true
 	defer close(p.done)
-	// Children spawned with Pdeathsig (shared mode) follow this thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if p.cfg.Mode == Shared {
+		// Children spawned with Pdeathsig (shared mode) follow this thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	if err := p.setup(); err != nil {
 		p.teardown()
 		return err
@@ -133,6 +135,11 @@ func (p *Pool) setup() error {
 	var err error
 	if p.poll, err = newPoller(); err != nil {
 		return err
+	}
+	if p.cfg.Mode != Shared { // a locked thread would make every wakeup a handoff
+		if err := p.poll.park(); err != nil {
+			return err
+		}
 	}
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
