@@ -2,6 +2,8 @@ package prefork
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +15,11 @@ import (
 // back-channel per slot (the child ends are returned, to read the orders)
 // and one real TCP listener, watched edge-triggered.
 func dispatchPool(t *testing.T, n int) (*Pool, []int, net.Addr) {
+	return dispatchPoolOn(t, n, "tcp", "127.0.0.1:0")
+}
+
+// dispatchPoolOn is dispatchPool with a listener on network and address.
+func dispatchPoolOn(t *testing.T, n int, network, address string) (*Pool, []int, net.Addr) {
 	t.Helper()
 	p := benchPool(n, Dispatch)
 	poll, err := newPoller()
@@ -30,12 +37,12 @@ func dispatchPool(t *testing.T, n int) (*Pool, []int, net.Addr) {
 		t.Cleanup(func() { unix.Close(pair[0]); unix.Close(pair[1]) })
 		s.ch, children[i] = pair[0], pair[1]
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	f, err := ln.(*net.TCPListener).File()
+	f, err := ln.(interface{ File() (*os.File, error) }).File()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +51,8 @@ func dispatchPool(t *testing.T, n int) (*Pool, []int, net.Addr) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.edge {
-		t.Fatal("a TCP listener in dispatch mode is not edge-triggered")
+	if l.edge != (network == "tcp") {
+		t.Fatalf("%s listener: edge-triggered %v", network, l.edge)
 	}
 	p.listeners = []*listener{l}
 	if err := p.poll.add(l.FD, p.listenEvents(l, true), kindListener, 0); err != nil {
@@ -218,5 +225,32 @@ func TestDispatchOrders(t *testing.T) {
 				t.Errorf("starved %v, watched %v; want starved %v", l.starved, l.armed, tt.starve)
 			}
 		})
+	}
+}
+
+// TestLevelListenerOneOrder: a unix listener, whose queue length the master
+// does not know, has one order out at a time and is not watched meanwhile;
+// the child's answer must wake the master (the reports are armed), which
+// then watches the listener again.
+func TestLevelListenerOneOrder(t *testing.T) {
+	p, children, addr := dispatchPoolOn(t, 2, "unix", filepath.Join(t.TempDir(), "l.sock"))
+	l := p.listeners[0]
+	c, err := net.Dial("unix", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p.dispatch(l)
+	if l.orders != 1 || l.armed || !p.wantReports() {
+		t.Fatalf("after the order: orders %d, watched %v, reports wanted %v; want 1, false, true", l.orders, l.armed, p.wantReports())
+	}
+	if err := p.onMessage(p.slots[0], Message{Type: Busy}); err != nil {
+		t.Fatal(err)
+	}
+	if l.orders != 0 || !l.armed || p.wantReports() {
+		t.Errorf("after B: orders %d, watched %v, reports wanted %v; want 0, true, false", l.orders, l.armed, p.wantReports())
+	}
+	if got := ordersWithValue(t, children[0]); !slices.Equal(got, []string{"A"}) {
+		t.Errorf("slot 0 got %q, want one order", got)
 	}
 }

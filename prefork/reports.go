@@ -2,15 +2,16 @@ package prefork
 
 // The children's reports (their back-channels) sit in an epoll set of their
 // own, nested in the loop's set. In dispatch mode the master reads them when
-// it needs them — before it picks a child for a connection, at every tick,
-// before a snapshot — and lets them wake it only while it needs them at once:
+// it needs them (before it picks a child for a connection, at every tick,
+// before a snapshot) and lets them wake it only while it needs them at once:
 // a connection waits for a child to be idle, an order may have left a
-// connection uncovered, a child is starting, or the pool stops. (All children
-// busy with nobody waiting is not such a case: the next connection's arrival
-// wakes the master, which then reads the reports first.) While children are idle a connection costs the
-// master one wakeup (the listener's) instead of three (the listener's, the
-// child's B, its I). In exclusive and shared modes the reports always wake
-// the master, as they are rare there.
+// connection uncovered, a level-triggered listener waits for the answer to
+// its one order, a child is starting, or the pool stops. All children busy
+// with nobody waiting is not such a case: the next arrival wakes the master,
+// which then reads the reports first. While children are idle a connection
+// costs the master one wakeup (the listener's) instead of three (the
+// listener's, the child's B, its I). In exclusive and shared modes the
+// reports always wake the master, as they are rare there.
 //
 // What waits is read within a tick period at most, so a B can be seen that
 // much late: --busy-timeout counts from when the master read it.
@@ -79,7 +80,7 @@ func (p *Pool) wantReports() bool {
 		return true
 	}
 	for _, l := range p.listeners {
-		if l.unsure || l.starved {
+		if l.unsure || l.starved || !l.edge && l.orders > 0 {
 			return true
 		}
 	}
