@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -14,7 +15,18 @@ func armPool(t *testing.T, n int) (*Pool, []int) {
 	t.Helper()
 	p := benchPool(n, Exclusive)
 	p.arming = -1
-	children := make([]int, n)
+	children := backChannels(t, p)
+	for _, s := range p.slots {
+		s.armed = true
+	}
+	return p, children
+}
+
+// backChannels gives every slot of p a real back-channel and returns the
+// child ends, to read the master's messages from.
+func backChannels(t *testing.T, p *Pool) []int {
+	t.Helper()
+	children := make([]int, len(p.slots))
 	for i, s := range p.slots {
 		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 		if err != nil {
@@ -22,20 +34,27 @@ func armPool(t *testing.T, n int) (*Pool, []int) {
 		}
 		t.Cleanup(func() { unix.Close(pair[0]); unix.Close(pair[1]) })
 		s.ch, children[i] = pair[0], pair[1]
-		s.armed = true
 	}
-	return p, children
+	return children
 }
 
-// orders returns the types of the messages waiting at a child end.
+// orders returns the types of the messages waiting at a child end, as one
+// string; "A+" marks a KeepAccepting order.
 func orders(t *testing.T, fd int) string {
 	t.Helper()
-	var got []byte
+	return strings.Join(received(t, fd), "")
+}
+
+// received returns the messages waiting at a child end: "A" for an order,
+// "A+" for a KeepAccepting one, other types by letter.
+func received(t *testing.T, fd int) []string {
+	t.Helper()
+	var got []string
 	for {
 		var buf [MessageSize]byte
 		n, err := unix.Read(fd, buf[:])
 		if err == unix.EAGAIN {
-			return string(got)
+			return got
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +63,11 @@ func orders(t *testing.T, fd int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, byte(m.Type))
+		o := string(rune(m.Type))
+		if m.Type == Accept && m.Value == KeepAccepting {
+			o += "+"
+		}
+		got = append(got, o)
 	}
 }
 

@@ -28,15 +28,7 @@ func dispatchPoolOn(t *testing.T, n int, network, address string) (*Pool, []int,
 	}
 	p.poll = poll
 	t.Cleanup(poll.close)
-	children := make([]int, n)
-	for i, s := range p.slots {
-		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Close(pair[0]); unix.Close(pair[1]) })
-		s.ch, children[i] = pair[0], pair[1]
-	}
+	children := backChannels(t, p)
 	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
@@ -92,32 +84,6 @@ func takeOne(t *testing.T, p *Pool) {
 		t.Fatal(err)
 	}
 	unix.Close(fd)
-}
-
-// ordersWithValue returns the messages waiting at a child end: "A" for an
-// order, "A+" for a KeepAccepting one, other types by letter.
-func ordersWithValue(t *testing.T, fd int) []string {
-	t.Helper()
-	var got []string
-	for {
-		var buf [MessageSize]byte
-		n, err := unix.Read(fd, buf[:])
-		if err == unix.EAGAIN {
-			return got
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Decode(buf[:n])
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := string(rune(m.Type))
-		if m.Type == Accept && m.Value == KeepAccepting {
-			o += "+"
-		}
-		got = append(got, o)
-	}
 }
 
 // TestDispatchOrders drives the dispatch decision with a real accept queue:
@@ -212,7 +178,7 @@ func TestDispatchOrders(t *testing.T) {
 			}
 			tt.run(t, p, addr)
 			for i, fd := range children {
-				if got := ordersWithValue(t, fd); !slices.Equal(got, tt.orders[i]) {
+				if got := received(t, fd); !slices.Equal(got, tt.orders[i]) {
 					t.Errorf("slot %d got %q, want %q", i, got, tt.orders[i])
 				}
 			}
@@ -250,7 +216,7 @@ func TestLevelListenerOneOrder(t *testing.T) {
 	if l.orders != 0 || !l.armed || p.wantReports() {
 		t.Errorf("after B: orders %d, watched %v, reports wanted %v; want 0, true, false", l.orders, l.armed, p.wantReports())
 	}
-	if got := ordersWithValue(t, children[0]); !slices.Equal(got, []string{"A"}) {
+	if got := received(t, children[0]); !slices.Equal(got, []string{"A"}) {
 		t.Errorf("slot 0 got %q, want one order", got)
 	}
 }
