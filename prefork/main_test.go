@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 
 // runTestWorker plays one of the test children:
 //
-//	echo     answers "slot=K pid=P line\n" for the line a client sends
+//	echo     answers "slot=K pid=P line\n" for the line a client sends (and,
+//	         with ACTD_TEST_ACCEPTLOG, appends the line to that file first)
 //	slow     echo after ACTD_TEST_DELAY
 //	crash    exits 3 at once, before hello
 //	garbage  like echo, but the first child to claim ACTD_TEST_MARK sends garbage after hello
@@ -123,14 +124,29 @@ func misbehave(how string) int {
 
 func echo(delay time.Duration) worker.Handler {
 	id := "slot=" + os.Getenv(prefork.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
+	acceptLog := os.Getenv("ACTD_TEST_ACCEPTLOG")
 	return func(c net.Conn) {
 		line, err := bufio.NewReader(c).ReadString('\n')
 		if err != nil {
 			return
 		}
+		if acceptLog != "" {
+			logAccepted(acceptLog, line)
+		}
 		time.Sleep(delay)
 		fmt.Fprintf(c, "%s %s", id, line)
 	}
+}
+
+// logAccepted appends line, a request read from an accepted connection, to
+// the file at path (one write: appends from several children do not mix).
+func logAccepted(path, line string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	f.WriteString(line)
+	f.Close()
 }
 
 // testPool is a running pool of test children on 127.0.0.1:0.

@@ -3,7 +3,9 @@ package prefork_test
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -303,6 +305,49 @@ func TestDrainOnStop(t *testing.T) {
 			p.stop(t)
 			for _, err := range wait() {
 				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestDrainSaturated: stop while more connections wait than there are
+// children, which accept on by themselves (KeepAccepting, an exclusive
+// streak). They must read the drain soon enough to finish what they
+// accepted before the graceful timeout: every request a child read gets its
+// answer (the rest were never accepted, and are reset).
+func TestDrainSaturated(t *testing.T) {
+	for _, mode := range protocolModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren, cfg.MaxChildren, cfg.MinSpare, cfg.MaxSpare = 2, 2, 1, 2
+			cfg.GracefulTimeout = time.Second
+			accepted := filepath.Join(t.TempDir(), "accepted")
+			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=400ms", "ACTD_TEST_ACCEPTLOG="+accepted)
+			const n = 12
+			answered := make([]bool, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ans, err := request(p.addr, fmt.Sprint(i))
+					answered[i] = err == nil && strings.HasSuffix(ans, fmt.Sprint(" ", i))
+				}()
+			}
+			eventually(t, "2 requests read", func() bool {
+				b, _ := os.ReadFile(accepted)
+				return strings.Count(string(b), "\n") >= 2
+			})
+			p.stop(t)
+			wg.Wait()
+			b, err := os.ReadFile(accepted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Fields(string(b)) {
+				if i, err := strconv.Atoi(line); err != nil || i >= n || !answered[i] {
+					t.Errorf("request %s was read by a child and got no answer", line)
+				}
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -167,10 +168,12 @@ func channelEvents(events []unix.EpollEvent, ch channel, ep int, env Env) (bool,
 // acceptExclusive accepts and serves a connection from listener l. Then,
 // while tries find more (a saturated pool: the queue is never empty), it
 // accepts the next ones at once, skipping the epoll_wait, up to a
-// KeepAcceptingBatch in all: a drain or a ping waits no longer than that.
+// KeepAcceptingBatch in all or for batchTime: a drain or a ping waits no
+// longer than that.
 func acceptExclusive(env Env, report *lateBusy, h connServer, l int, p *pause, again *retry) error {
+	begin := time.Now()
 	for i := range prefork.KeepAcceptingBatch {
-		if i > 0 && !again.due() {
+		if i > 0 && (time.Since(begin) >= batchTime || !again.due()) {
 			return nil
 		}
 		c, err := acceptOne(env.Listeners[l])

@@ -151,12 +151,22 @@ func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause,
 	return ch.send(prefork.Idle, 0, 0)
 }
 
+// batchTime bounds a run of connections a child accepts without reading its
+// back-channel (a KeepAccepting batch, a saturated exclusive-mode streak),
+// with KeepAcceptingBatch: a drain or a ping waits no longer than that, plus
+// the connection in hand, even when connections are slow.
+const batchTime = 50 * time.Millisecond
+
 // keepAccepting accepts and serves the connections waiting on listener l,
-// up to a KeepAcceptingBatch in all, reporting them as exclusive mode does
-// (B for one that lasts, S counting short ones); the last S goes out before
-// the caller's I.
+// up to a KeepAcceptingBatch in all or for batchTime, reporting them as
+// exclusive mode does (B for one that lasts, S counting short ones); the
+// last S goes out before the caller's I.
 func keepAccepting(env Env, report *lateBusy, h connServer, l int, p *pause) error {
+	begin := time.Now()
 	for range prefork.KeepAcceptingBatch - 1 {
+		if time.Since(begin) >= batchTime {
+			break
+		}
 		c, err := acceptOne(env.Listeners[l])
 		if err != nil {
 			p.wait()
