@@ -40,7 +40,8 @@ func newPoller() (*poller, error) {
 // park makes wait sleep in the Go runtime's netpoller, which watches the
 // epoll fd itself (it is readable when an event is ready), instead of in a
 // blocking epoll_wait: the runtime then sees an idle process, and its
-// monitor thread sleeps too. A poller that is never parked is only polled.
+// monitor thread sleeps too. A poller that is not parked blocks in
+// epoll_wait (shared mode, whose loop stays on one locked thread).
 func (p *poller) park() error {
 	if err := unix.SetNonblock(p.fd, true); err != nil {
 		return fmt.Errorf("epoll fd: %w", err)
@@ -87,8 +88,11 @@ func (p *poller) remove(fd int) {
 // wait returns the ready events, waiting at most msec milliseconds (-1: no
 // limit; 0: a poll). An interrupted wait returns no events and no error.
 func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
-	if p.conn == nil || msec == 0 {
+	switch {
+	case msec == 0:
 		return p.poll()
+	case p.conn == nil:
+		return p.block(msec)
 	}
 	var deadline time.Time
 	if msec > 0 {
@@ -110,6 +114,18 @@ func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
 		return nil, fmt.Errorf("wait on epoll fd: %w", err)
 	}
 	return events, pollErr
+}
+
+// block waits in epoll_wait itself: a poller that is not parked.
+func (p *poller) block(msec int) ([]unix.EpollEvent, error) {
+	n, err := unix.EpollWait(p.fd, p.events, msec)
+	if errors.Is(err, unix.EINTR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("epoll_wait: %w", err)
+	}
+	return p.events[:n], nil
 }
 
 // poll returns the events ready now.

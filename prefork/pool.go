@@ -207,6 +207,7 @@ func (p *Pool) turn(ctx context.Context) error {
 	}
 	p.now = time.Now()
 	p.stats.LoopAt = p.now
+	p.stats.Turns++
 	for _, ev := range events {
 		p.handle(ev)
 	}

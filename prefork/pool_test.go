@@ -106,6 +106,23 @@ func TestHotSlot(t *testing.T) {
 	}
 }
 
+// TestIdleLoopSleeps: an idle pool's master loop wakes for its ticks and
+// little else, in every mode (a loop that polls instead of sleeping turns
+// over millions of times a second).
+func TestIdleLoopSleeps(t *testing.T) {
+	for _, mode := range append(protocolModes, prefork.Shared) {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode) // a tick every 50ms
+			p := startPool(t, cfg, "echo")
+			before := snapshot(t, p).Stats.Turns
+			time.Sleep(500 * time.Millisecond)
+			if turns := snapshot(t, p).Stats.Turns - before; turns > 100 {
+				t.Errorf("%d turns of the idle loop in 500ms; want about 10 ticks and a few pings", turns)
+			}
+		})
+	}
+}
+
 // TestHotSlotAfterRestart: in exclusive mode, a low slot restarted while
 // higher ones run gets back to the front of the kernel's wake order (the
 // higher ones register again behind it), so it is the hot one again.

@@ -22,6 +22,7 @@ type Stats struct {
 	AtMax       bool      `json:"at_max"`       // the scaler wanted more children than --max-children
 	Stuck       bool      `json:"stuck"`        // connections wait, children idle, nothing accepted for a tick
 	LoopAt      time.Time `json:"loop_at"`      // when the master loop last turned over
+	Turns       uint64    `json:"turns"`        // times the master loop woke up
 
 	servedAtTick uint64
 	stuckTicks   int
