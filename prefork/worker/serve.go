@@ -130,6 +130,7 @@ func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause,
 	if l >= len(env.Listeners) {
 		return fmt.Errorf("%w: accept on listener %d of %d", prefork.ErrGarbage, l, len(env.Listeners))
 	}
+	begin := time.Now()
 	c, err := acceptOne(env.Listeners[l])
 	if err != nil {
 		p.wait()
@@ -143,7 +144,7 @@ func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause,
 		}
 		h(c)
 		if m.Value == prefork.KeepAccepting {
-			if err := keepAccepting(env, report, h, l, p); err != nil {
+			if err := keepAccepting(env, report, h, l, p, begin); err != nil {
 				return err
 			}
 		}
@@ -158,11 +159,11 @@ func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause,
 const batchTime = 50 * time.Millisecond
 
 // keepAccepting accepts and serves the connections waiting on listener l,
-// up to a KeepAcceptingBatch in all or for batchTime, reporting them as
-// exclusive mode does (B for one that lasts, S counting short ones); the
-// last S goes out before the caller's I.
-func keepAccepting(env Env, report *lateBusy, h connServer, l int, p *pause) error {
-	begin := time.Now()
+// up to a KeepAcceptingBatch in all or for batchTime since begin (the
+// order's first accept), reporting them as exclusive mode does (B for one
+// that lasts, S counting short ones); the last S goes out before the
+// caller's I.
+func keepAccepting(env Env, report *lateBusy, h connServer, l int, p *pause, begin time.Time) error {
 	for range prefork.KeepAcceptingBatch - 1 {
 		if time.Since(begin) >= batchTime {
 			break
