@@ -85,20 +85,19 @@ func (p *poller) remove(fd int) {
 	_ = unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, fd, nil)
 }
 
-// wait returns the ready events, waiting at most msec milliseconds (-1: no
-// limit; 0: a poll). An interrupted wait returns no events and no error.
-func (p *poller) wait(msec int) ([]unix.EpollEvent, error) {
+// wait returns the ready events, waiting until until at most (a time that
+// has passed: a poll). An interrupted wait returns no events and no error.
+// A parked poller's deadline is until itself, so it only changes when until
+// does (once per tick): the runtime's timer is not reset at every wait.
+func (p *poller) wait(until time.Time) ([]unix.EpollEvent, error) {
+	d := time.Until(until)
 	switch {
-	case msec == 0:
+	case d <= 0:
 		return p.poll()
 	case p.conn == nil:
-		return p.block(msec)
+		return p.block(int((d + time.Millisecond - 1) / time.Millisecond))
 	}
-	var deadline time.Time
-	if msec > 0 {
-		deadline = time.Now().Add(time.Duration(msec) * time.Millisecond)
-	}
-	if err := p.file.SetReadDeadline(deadline); err != nil {
+	if err := p.file.SetReadDeadline(until); err != nil {
 		return nil, fmt.Errorf("epoll fd deadline: %w", err)
 	}
 	var events []unix.EpollEvent

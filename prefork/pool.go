@@ -201,7 +201,7 @@ func (p *Pool) teardown() {
 // turn is one pass of the master loop: wait for events or the next tick,
 // handle what is ready, then do the periodic work that is due.
 func (p *Pool) turn(ctx context.Context) error {
-	events, err := p.poll.wait(p.timeout())
+	events, err := p.poll.wait(p.nextTick)
 	if err != nil {
 		return err
 	}
@@ -219,15 +219,6 @@ func (p *Pool) turn(ctx context.Context) error {
 	}
 	p.armReports()
 	return nil
-}
-
-// timeout returns the milliseconds until the next tick, rounded up.
-func (p *Pool) timeout() int {
-	d := time.Until(p.nextTick)
-	if d <= 0 {
-		return 0
-	}
-	return int((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 func (p *Pool) handle(ev unix.EpollEvent) {

@@ -53,7 +53,7 @@ func (p *Pool) harvest() {
 	r.harvesting, r.fresh = true, true
 	defer func() { r.harvesting = false }()
 	for range harvestRounds {
-		events, err := r.poll.wait(0)
+		events, err := r.poll.poll()
 		if err != nil {
 			p.log.Error("read reports", "err", err)
 			return
