@@ -117,19 +117,16 @@ func (p *poller) wait(until time.Time) ([]unix.EpollEvent, error) {
 
 // block waits in epoll_wait itself: a poller that is not parked.
 func (p *poller) block(msec int) ([]unix.EpollEvent, error) {
-	n, err := unix.EpollWait(p.fd, p.events, msec)
-	if errors.Is(err, unix.EINTR) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("epoll_wait: %w", err)
-	}
-	return p.events[:n], nil
+	return p.ready(unix.EpollWait(p.fd, p.events, msec))
 }
 
 // poll returns the events ready now.
 func (p *poller) poll() ([]unix.EpollEvent, error) {
-	n, err := rawEpollWait(p.fd, p.events)
+	return p.ready(rawEpollWait(p.fd, p.events))
+}
+
+// ready turns epoll_wait's result into events: none for an interruption.
+func (p *poller) ready(n int, err error) ([]unix.EpollEvent, error) {
 	if errors.Is(err, unix.EINTR) {
 		return nil, nil
 	}
