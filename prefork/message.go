@@ -37,7 +37,9 @@ const KeepAccepting uint32 = 1
 
 // KeepAcceptingBatch is the most connections a child accepts under one
 // KeepAccepting order, the first included; then it reports Idle and reads
-// its back-channel again (a drain waits no longer than that).
+// its back-channel again. It should also stop after a while (the Go worker
+// library: 50 ms), so that a drain does not wait for a batch of slow
+// connections.
 const KeepAcceptingBatch = 32
 
 // String returns the type's name, or "Type(0xNN)" for an unknown one.
