@@ -24,7 +24,7 @@ func armPool(t *testing.T, n int) (*Pool, []int) {
 
 // backChannels gives every slot of p a real back-channel and returns the
 // child ends, to read the master's messages from.
-func backChannels(t *testing.T, p *Pool) []int {
+func backChannels(t testing.TB, p *Pool) []int {
 	t.Helper()
 	children := make([]int, len(p.slots))
 	for i, s := range p.slots {

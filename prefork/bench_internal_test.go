@@ -47,6 +47,35 @@ func BenchmarkConnection(b *testing.B) {
 	}
 }
 
+// BenchmarkDispatchAnswers is the master's work for the answers to one
+// dispatch-mode order — the child's busy and idle messages — with the pool
+// half busy and a real (edge-triggered) listener. The order itself is a
+// lowest-idle pick (BenchmarkPickLowestIdle) and a write.
+func BenchmarkDispatchAnswers(b *testing.B) {
+	for _, n := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) {
+			p, _, _ := dispatchPool(b, n)
+			for i := 0; i < n; i += 2 {
+				p.idle.remove(i)
+				p.slots[i].setState(busy, p.now)
+			}
+			s, l := p.slots[n-1], p.listeners[0]
+			b.ReportAllocs()
+			for b.Loop() {
+				p.idle.remove(s.num) // as order does, without the write
+				s.setState(ordered, p.now)
+				l.orders++
+				if err := p.onMessage(s, Message{Type: Busy}); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.onMessage(s, Message{Type: Idle}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkPickLowestIdle is the dispatch decision: find the lowest idle
 // slot, take it, put it back — with only the highest slot idle, spamd's
 // worst case.

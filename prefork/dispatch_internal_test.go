@@ -14,12 +14,12 @@ import (
 // dispatchPool is benchPool in dispatch mode with a real epoll set, a real
 // back-channel per slot (the child ends are returned, to read the orders)
 // and one real TCP listener, watched edge-triggered.
-func dispatchPool(t *testing.T, n int) (*Pool, []int, net.Addr) {
+func dispatchPool(t testing.TB, n int) (*Pool, []int, net.Addr) {
 	return dispatchPoolOn(t, n, "tcp", "127.0.0.1:0")
 }
 
 // dispatchPoolOn is dispatchPool with a listener on network and address.
-func dispatchPoolOn(t *testing.T, n int, network, address string) (*Pool, []int, net.Addr) {
+func dispatchPoolOn(t testing.TB, n int, network, address string) (*Pool, []int, net.Addr) {
 	t.Helper()
 	p := benchPool(n, Dispatch)
 	poll, err := newPoller()
