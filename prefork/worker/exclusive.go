@@ -165,34 +165,9 @@ func channelEvents(events []unix.EpollEvent, ch channel, ep int, env Env) (bool,
 	return false, nil
 }
 
-// acceptExclusive accepts and serves a connection from listener l. Then,
-// while tries find more (a saturated pool: the queue is never empty), it
-// accepts the next ones at once, skipping the epoll_wait, up to a
-// KeepAcceptingBatch in all or for batchTime: a drain or a ping waits no
-// longer than that.
+// acceptExclusive accepts and serves a connection from listener l, then,
+// while tries find more, the next ones as one run (run.serve).
 func acceptExclusive(env Env, report *lateBusy, h connServer, l int, p *pause, again *retry) error {
-	begin := time.Now()
-	for i := range prefork.KeepAcceptingBatch {
-		if i > 0 && (time.Since(begin) >= batchTime || !again.due()) {
-			return nil
-		}
-		c, err := acceptOne(env.Listeners[l])
-		if err != nil {
-			p.wait()
-			return nil
-		}
-		p.reset()
-		if i > 0 {
-			again.record(c >= 0)
-		}
-		if c < 0 {
-			return nil // a spurious wakeup, or an empty queue after a try
-		}
-		report.start(l)
-		h(c)
-		if err := report.done(true); err != nil {
-			return err
-		}
-	}
-	return nil
+	r := run{begin: time.Now(), idle: true, again: again}
+	return r.serve(env, report, h, l, p)
 }

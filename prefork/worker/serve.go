@@ -152,36 +152,14 @@ func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause,
 	return ch.send(prefork.Idle, 0, 0)
 }
 
-// batchTime bounds a run of connections a child accepts without reading its
-// back-channel (a KeepAccepting batch, a saturated exclusive-mode streak),
-// with KeepAcceptingBatch: a drain or a ping waits no longer than that, plus
-// the connection in hand, even when connections are slow.
-const batchTime = 50 * time.Millisecond
-
-// keepAccepting accepts and serves the connections waiting on listener l,
-// up to a KeepAcceptingBatch in all or for batchTime since begin (the
-// order's first accept), reporting them as exclusive mode does (B for one
-// that lasts, S counting short ones); the last S goes out before the
-// caller's I.
+// keepAccepting accepts and serves the connections waiting on listener l
+// after the order's first one (accepted at begin), as one run, reporting
+// them as exclusive mode does (B for one that lasts, S counting short ones);
+// the last S goes out before the caller's I.
 func keepAccepting(env Env, report *lateBusy, h connServer, l int, p *pause, begin time.Time) error {
-	for range prefork.KeepAcceptingBatch - 1 {
-		if time.Since(begin) >= batchTime {
-			break
-		}
-		c, err := acceptOne(env.Listeners[l])
-		if err != nil {
-			p.wait()
-			break
-		}
-		if c < 0 {
-			break
-		}
-		p.reset()
-		report.start(l)
-		h(c)
-		if err := report.done(false); err != nil {
-			return err
-		}
+	r := run{begin: begin, served: 1}
+	if err := r.serve(env, report, h, l, p); err != nil {
+		return err
 	}
 	return report.flush()
 }

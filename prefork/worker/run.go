@@ -1,0 +1,53 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/actd/actd/prefork"
+)
+
+// batchTime bounds a run, with prefork.KeepAcceptingBatch: a drain or a
+// ping waits no longer than that, plus the connection in hand, even when
+// connections are slow.
+const batchTime = 50 * time.Millisecond
+
+// run is a series of connections a child accepts one after another without
+// reading its back-channel: a dispatch-mode KeepAccepting batch, or an
+// exclusive-mode child that finds the queue non-empty after a connection
+// (a saturated pool) and skips its epoll_wait.
+type run struct {
+	begin  time.Time // of the run's first accept
+	served int       // connections the run has served already
+	idle   bool      // report a long connection's end with Idle (exclusive mode)
+	again  *retry    // if set, whether to try at all after the first connection
+}
+
+// serve accepts and serves connections from listener l, reported through
+// report, until an accept finds none, or the run holds
+// prefork.KeepAcceptingBatch connections, or batchTime has passed since
+// begin. It returns the error of a report.
+func (r run) serve(env Env, report *lateBusy, h connServer, l int, p *pause) error {
+	for i := r.served; i < prefork.KeepAcceptingBatch; i++ {
+		if i > 0 && (time.Since(r.begin) >= batchTime || r.again != nil && !r.again.due()) {
+			return nil
+		}
+		c, err := acceptOne(env.Listeners[l])
+		if err != nil {
+			p.wait()
+			return nil
+		}
+		p.reset()
+		if i > 0 && r.again != nil {
+			r.again.record(c >= 0)
+		}
+		if c < 0 {
+			return nil // a spurious wakeup, or an empty queue after a try
+		}
+		report.start(l)
+		h(c)
+		if err := report.done(r.idle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
