@@ -104,8 +104,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 	p.ran = true
 	defer close(p.done)
-	if p.cfg.Mode == Shared {
-		// Children spawned with Pdeathsig (shared mode) follow this thread.
+	if p.pinned() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
@@ -130,13 +129,20 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 }
 
+// pinned reports whether the loop runs on one locked OS thread: in shared
+// mode, whose children are spawned with Pdeathsig, which follows the thread
+// that forked them. Such a loop blocks in epoll_wait; any other parks in the
+// Go netpoller, where a locked thread would make every wakeup a handoff
+// between threads.
+func (p *Pool) pinned() bool { return p.cfg.Mode == Shared }
+
 // setup opens the loop's fds: epoll, the wake eventfd, /dev/null.
 func (p *Pool) setup() error {
 	var err error
 	if p.poll, err = newPoller(); err != nil {
 		return err
 	}
-	if p.cfg.Mode != Shared { // a locked thread would make every wakeup a handoff
+	if !p.pinned() {
 		if err := p.poll.park(); err != nil {
 			return err
 		}
