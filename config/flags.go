@@ -4,7 +4,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
 // listFlag is a repeatable string flag.
@@ -72,7 +72,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 
 // finish converts the string-typed flags.
 func (v *rawValues) finish(c *Config) error {
-	m, err := prefork.ParseMode(v.accept)
+	m, err := protocol.ParseMode(v.accept)
 	if err != nil {
 		return &Error{Key: "accept", Err: err}
 	}
