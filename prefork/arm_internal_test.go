@@ -16,11 +16,7 @@ import (
 func armPool(t *testing.T, n int) (*Pool, []int) {
 	t.Helper()
 	p := benchPool(n, protocol.Exclusive)
-	p.arming = -1
 	children := backChannels(t, p)
-	for _, s := range p.slots {
-		s.armed = true
-	}
 	return p, children
 }
 
@@ -102,15 +98,16 @@ func TestRegisterAgain(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, children := armPool(t, 3)
-			s0, s1, s2 := p.slots[0], p.slots[1], p.slots[2]
+			s0, s1 := p.slots[0], p.slots[1]
 			// Slot 0 restarted: up, not registered.
-			s0.armed = false
-			p.armCheck = true // as start does
+			x := p.mode.(*exclusiveMode)
+			s0.state = standby
+			x.armCheck = true // as start does
 			p.idle.remove(0)
-			p.armNext()
+			x.armNext()
 			step(t, p, s0, protocol.Message{Type: protocol.Idle}) // registered, behind 1 and 2
-			if s1.state != ordered || !s1.moving || !s2.behind {  // slot 1 told first
-				t.Fatalf("after slot 0 registered: slot 1 %c moving %v, slot 2 behind %v", s1.letter(), s1.moving, s2.behind)
+			if s1.state != moving || !x.isBehind(2) {              // slot 1 told first
+				t.Fatalf("after slot 0 registered: slot 1 %v, slot 2 behind %v; want moving, true", s1.state, x.isBehind(2))
 			}
 			for _, m := range tt.slot1 {
 				step(t, p, s1, m)
@@ -121,15 +118,15 @@ func TestRegisterAgain(t *testing.T) {
 			var got []string
 			for i, fd := range children {
 				got = append(got, orders(t, fd))
-				if s := p.slots[i]; !s.armed || s.behind || s.moving || s.state != idle {
+				if s := p.slots[i]; x.isBehind(i) || s.state != idle {
 					t.Errorf("slot %d at the end: %+v", i, *s)
 				}
 			}
 			if !slices.Equal(got, tt.orders) {
 				t.Errorf("orders %q, want %q", got, tt.orders)
 			}
-			if p.idle.len() != 3 || p.arming != -1 {
-				t.Errorf("idle %d, arming %d; want 3, -1", p.idle.len(), p.arming)
+			if p.idle.len() != 3 || x.arming != -1 {
+				t.Errorf("idle %d, arming %d; want 3, -1", p.idle.len(), x.arming)
 			}
 			if s1.served != tt.served {
 				t.Errorf("slot 1 served %d, want %d", s1.served, tt.served)

@@ -13,12 +13,13 @@ import (
 // processes, no fds. It measures the master's own work per message.
 func benchPool(n int, mode protocol.Mode) *Pool {
 	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
-		ready: &readiness{ch: make(chan struct{})}, now: time.Now(), arming: -1}
+		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
 	p.cfg.Mode = mode
 	p.cfg.MaxChildren = max(n, 1)
+	p.mode, _ = newMode(p, mode)
+	p.table = p.mode.table()
 	for i := range n {
-		s := &slot{num: i, pidfd: -1, ch: -1, helloed: true, armed: mode == protocol.Exclusive}
-		s.setState(idle, p.now)
+		s := &slot{num: i, pidfd: -1, ch: -1, helloAt: p.now, state: idle, since: p.now}
 		p.slots = append(p.slots, s)
 		p.idle.add(i)
 	}
@@ -59,13 +60,13 @@ func BenchmarkDispatchAnswers(b *testing.B) {
 			p, _, _ := dispatchPool(b, n)
 			for i := 0; i < n; i += 2 {
 				p.idle.remove(i)
-				p.slots[i].setState(busy, p.now)
+				p.slots[i].state = busy
 			}
 			s, l := p.slots[n-1], p.listeners[0]
 			b.ReportAllocs()
 			for b.Loop() {
-				p.idle.remove(s.num) // as order does, without the write
-				s.setState(ordered, p.now)
+				// as order does, without the write:
+				p.step(s, evOrder)
 				l.orders++
 				if err := p.onMessage(s, protocol.Message{Type: protocol.Busy}); err != nil {
 					b.Fatal(err)

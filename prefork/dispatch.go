@@ -37,8 +37,69 @@ import (
 // at a time, and not watched while that order is out or no child is idle,
 // so the level-triggered epoll cannot spin.
 
+// dispatchMode is the dispatch accept mode: the master orders.
+type dispatchMode struct {
+	p *Pool
+}
+
+func (d *dispatchMode) table() *table { return dispatchTable }
+
+// setup watches every listener, TCP ones edge-triggered.
+func (d *dispatchMode) setup() error {
+	for _, l := range d.p.listeners {
+		l.edge = l.tcp
+		if err := d.p.poll.add(l.FD, listenEvents(l, true), kindListener, l.index); err != nil {
+			return err
+		}
+		l.armed = true
+	}
+	return nil
+}
+
+func (d *dispatchMode) readable(l *listener) { d.dispatch(l) }
+
+// moved looks at the listeners again when a child is idle, and resolves an
+// order when its child answers or goes. The idle child may take a new order
+// at once (rearmAll): the old one is resolved all the same.
+func (d *dispatchMode) moved(s *slot, from, to state, ev event) {
+	if to == idle && from != idle {
+		d.rearmAll()
+	}
+	if from == ordered && to != ordered {
+		d.resolveOrder(s, to == busy)
+	}
+}
+
+func (d *dispatchMode) tick() {}
+
+func (d *dispatchMode) scale() { d.p.scale() }
+
+func (d *dispatchMode) drain(s *slot) { d.p.send(s, protocol.Message{Type: protocol.Drain}) }
+
+// stop stops watching the listeners.
+func (d *dispatchMode) stop() {
+	for _, l := range d.p.listeners {
+		d.arm(l, false)
+	}
+}
+
+// wantReports: children's messages wake the loop only while a connection
+// waits for them (reports.go).
+func (d *dispatchMode) wantReports() bool {
+	if d.p.stop != nil || d.p.reports.starting {
+		return true
+	}
+	for _, l := range d.p.listeners {
+		if l.unsure || l.starved || !l.edge && l.orders > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // dispatch orders idle children to accept the connections waiting on l.
-func (p *Pool) dispatch(l *listener) {
+func (d *dispatchMode) dispatch(l *listener) {
+	p := d.p
 	if p.stop != nil {
 		return
 	}
@@ -51,21 +112,22 @@ func (p *Pool) dispatch(l *listener) {
 	for l.orders < pending {
 		n := p.idle.lowest()
 		if n < 0 {
-			p.overloaded(l)
+			d.overloaded(l)
 			return
 		}
 		// More wait than there are idle children: let this one go on
 		// accepting after its connection.
 		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(protocol.KeepAcceptingBatch)
-		p.order(p.slots[n], l, keep)
+		d.order(p.slots[n], l, keep)
 	}
-	p.arm(l, l.edge) // an edge-triggered listener is watched again after overload
+	d.arm(l, l.edge) // an edge-triggered listener is watched again after overload
 }
 
 // order tells slot s to accept one connection from l, and with keep set to
 // go on accepting while connections wait there (KeepAccepting). A child
 // whose back-channel will not take the order is killed.
-func (p *Pool) order(s *slot, l *listener, keep bool) {
+func (d *dispatchMode) order(s *slot, l *listener, keep bool) {
+	p := d.p
 	p.idle.remove(s.num)
 	m := protocol.Message{Type: protocol.Accept, Listener: uint16(l.index)}
 	if keep {
@@ -75,7 +137,7 @@ func (p *Pool) order(s *slot, l *listener, keep bool) {
 	if !p.send(s, m) {
 		return
 	}
-	s.setState(ordered, p.now)
+	p.move(s, evOrder)
 	s.listener = l.index
 	l.orders++
 	p.stats.Orders++
@@ -88,15 +150,18 @@ const overloadLogEvery = 10 * time.Second
 // watched until the next child to be idle dispatches it again (rearmAll):
 // while the pool is saturated, arrivals do not wake the master, and the
 // children under KeepAccepting serve the queue.
-func (p *Pool) overloaded(l *listener) {
+func (d *dispatchMode) overloaded(l *listener) {
+	p := d.p
 	p.stats.Overloads++
-	if p.now.Sub(p.lastOverloadLog) >= overloadLogEvery {
+	// While children start (a cold start, a burst the scaler answers) a
+	// wait is expected: not a warning.
+	if p.now.Sub(p.lastOverloadLog) >= overloadLogEvery && !p.reports.starting {
 		p.lastOverloadLog = p.now
 		p.log.Warn("connections wait, no idle child", "event", "overload", "listener", l.Name,
 			"overloads", p.stats.Overloads, "children", p.liveCount(), "max", p.cfg.MaxChildren)
 	}
 	l.starved = true
-	p.arm(l, false)
+	d.arm(l, false)
 	p.changedState()
 }
 
@@ -104,59 +169,56 @@ func (p *Pool) overloaded(l *listener) {
 // (it accepted a connection), false an I (nothing to accept) or its end.
 // An order that took nothing may leave the connection it was sent for
 // without one, so the queue is looked at again.
-func (p *Pool) resolveOrder(s *slot, took bool) {
-	if p.cfg.Mode != protocol.Dispatch {
-		return // exclusive mode: the arming order, see arm.go
-	}
-	l := p.listeners[s.listener]
+func (d *dispatchMode) resolveOrder(s *slot, took bool) {
+	l := d.p.listeners[s.listener]
 	l.orders--
 	if l.edge && (l.unsure || !took) {
-		p.dispatch(l)
+		d.dispatch(l)
 		return
 	}
-	p.rearm(l)
+	d.rearm(l)
 }
 
 // rearm makes sure l's waiting connections get a child once one is idle:
 // an edge-triggered listener that found none is dispatched again; a
 // level-triggered one is watched again.
-func (p *Pool) rearm(l *listener) {
-	if p.stop != nil || p.cfg.Mode != protocol.Dispatch || p.idle.len() == 0 {
+func (d *dispatchMode) rearm(l *listener) {
+	if d.p.stop != nil || d.p.idle.len() == 0 {
 		return
 	}
 	if l.edge {
 		if l.starved {
-			p.dispatch(l)
+			d.dispatch(l)
 		}
 		return
 	}
 	if l.armed || l.orders > 0 {
 		return // without a queue length, one order at a time
 	}
-	p.arm(l, true)
+	d.arm(l, true)
 }
 
 // rearmAll is rearm for every listener, after a child became idle.
-func (p *Pool) rearmAll() {
-	for _, l := range p.listeners {
-		p.rearm(l)
+func (d *dispatchMode) rearmAll() {
+	for _, l := range d.p.listeners {
+		d.rearm(l)
 	}
 }
 
 // arm starts or stops watching l.
-func (p *Pool) arm(l *listener, on bool) {
+func (d *dispatchMode) arm(l *listener, on bool) {
 	if l.armed == on {
 		return
 	}
-	if err := p.poll.arm(l.FD, p.listenEvents(l, on), kindListener, l.index); err != nil {
-		p.log.Error("watch listener", "listener", l.Name, "err", err)
+	if err := d.p.poll.arm(l.FD, listenEvents(l, on), kindListener, l.index); err != nil {
+		d.p.log.Error("watch listener", "listener", l.Name, "err", err)
 		return
 	}
 	l.armed = on
 }
 
 // listenEvents returns the epoll events that watch l, or none.
-func (p *Pool) listenEvents(l *listener, on bool) uint32 {
+func listenEvents(l *listener, on bool) uint32 {
 	switch {
 	case !on:
 		return 0

@@ -41,15 +41,16 @@ func dispatchPoolOn(t testing.TB, n int, network, address string) (*Pool, []int,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	l, err := newListener(Listener{Name: "test", FD: int(f.Fd())}, 0, true, true)
+	l, err := newListener(Listener{Name: "test", FD: int(f.Fd())}, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.edge = l.tcp // as dispatchMode.setup does
 	if l.edge != (network == "tcp") {
 		t.Fatalf("%s listener: edge-triggered %v", network, l.edge)
 	}
 	p.listeners = []*listener{l}
-	if err := p.poll.add(l.FD, p.listenEvents(l, true), kindListener, 0); err != nil {
+	if err := p.poll.add(l.FD, listenEvents(l, true), kindListener, 0); err != nil {
 		t.Fatal(err)
 	}
 	l.armed = true
@@ -112,7 +113,7 @@ func TestDispatchOrders(t *testing.T) {
 			name: "lowest idle slots, one per connection",
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 2, 2)
-				p.dispatch(p.listeners[0])
+				dispatcher(p).dispatch(p.listeners[0])
 			},
 			orders: [][]string{{"A"}, {"A"}, nil, nil},
 		},
@@ -122,7 +123,7 @@ func TestDispatchOrders(t *testing.T) {
 			limit: map[int]uint64{2: 10},
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 4, 4)
-				p.dispatch(p.listeners[0])
+				dispatcher(p).dispatch(p.listeners[0])
 			},
 			orders: [][]string{nil, {"A+"}, {"A"}, nil},
 			starve: true,
@@ -131,9 +132,9 @@ func TestDispatchOrders(t *testing.T) {
 			name: "orders out cover the queue; B read as the queue empties",
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 1, 1)
-				p.dispatch(p.listeners[0]) // slot 0
+				dispatcher(p).dispatch(p.listeners[0]) // slot 0
 				queueUp(t, p, addr, 1, 2)
-				p.dispatch(p.listeners[0]) // slot 1
+				dispatcher(p).dispatch(p.listeners[0]) // slot 1
 				takeOne(t, p)              // slot 0's accept
 				step(t, p, 0, protocol.Message{Type: protocol.Busy})
 				takeOne(t, p) // slot 1's
@@ -145,10 +146,10 @@ func TestDispatchOrders(t *testing.T) {
 			name: "an order used before its B is read: the B brings the next order",
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 1, 1)
-				p.dispatch(p.listeners[0]) // slot 0
+				dispatcher(p).dispatch(p.listeners[0]) // slot 0
 				takeOne(t, p)              // slot 0 accepts; its B is not read yet
 				queueUp(t, p, addr, 1, 1)
-				p.dispatch(p.listeners[0]) // one waits, one order out: none sent
+				dispatcher(p).dispatch(p.listeners[0]) // one waits, one order out: none sent
 				if p.listeners[0].orders != 1 || !p.listeners[0].unsure {
 					t.Fatalf("orders %d, unsure %v; want 1, true", p.listeners[0].orders, p.listeners[0].unsure)
 				}
@@ -160,7 +161,7 @@ func TestDispatchOrders(t *testing.T) {
 			name: "an order that found nothing: the same child is ordered again",
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 1, 1)
-				p.dispatch(p.listeners[0]) // slot 0
+				dispatcher(p).dispatch(p.listeners[0]) // slot 0
 				takeOne(t, p)              // another took it
 				queueUp(t, p, addr, 1, 1)  // its event not handled yet
 				step(t, p, 0, protocol.Message{Type: protocol.Idle})
@@ -173,7 +174,7 @@ func TestDispatchOrders(t *testing.T) {
 			p, children, addr := dispatchPool(t, 4)
 			for _, n := range tt.busy {
 				p.idle.remove(n)
-				p.slots[n].setState(busy, p.now)
+				p.slots[n].state = busy
 			}
 			for n, limit := range tt.limit {
 				p.slots[n].limit = limit
@@ -208,7 +209,7 @@ func TestLevelListenerOneOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	p.dispatch(l)
+	dispatcher(p).dispatch(l)
 	if l.orders != 1 || l.armed || !p.wantReports() {
 		t.Fatalf("after the order: orders %d, watched %v, reports wanted %v; want 1, false, true", l.orders, l.armed, p.wantReports())
 	}
@@ -222,3 +223,6 @@ func TestLevelListenerOneOrder(t *testing.T) {
 		t.Errorf("slot 0 got %q, want one order", got)
 	}
 }
+
+// dispatcher returns p's dispatch mode.
+func dispatcher(p *Pool) *dispatchMode { return p.mode.(*dispatchMode) }

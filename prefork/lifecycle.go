@@ -26,7 +26,7 @@ func (r *readiness) check(p *Pool) {
 	}
 	n := 0
 	for _, s := range p.slots {
-		if s.live() && s.gen == r.gen && s.state != starting {
+		if s.live() && s.gen == r.gen && !s.state.starting() {
 			n++
 		}
 	}
@@ -126,11 +126,7 @@ func (p *Pool) Reload(cfg Config) (<-chan struct{}, error) {
 // beginStop starts the drain that ends Run.
 func (p *Pool) beginStop() {
 	p.stop = &stopping{deadline: p.now.Add(p.cfg.GracefulTimeout)}
-	for _, l := range p.listeners {
-		if l.armed {
-			p.arm(l, false)
-		}
-	}
+	p.mode.stop()
 	for _, s := range p.slots {
 		if s.live() {
 			p.retire(s, "stop")
@@ -151,7 +147,7 @@ func (p *Pool) checkStop() {
 
 func (p *Pool) killAll(why string) {
 	for _, s := range p.slots {
-		if s.live() && !s.killed {
+		if s.live() && s.fate != killed {
 			p.kill(s, "stop", why)
 		}
 	}

@@ -18,7 +18,7 @@ type listener struct {
 	Listener
 	index  int
 	tcp    bool // TCP_INFO gives the accept-queue length
-	edge   bool // dispatch mode, TCP: watched edge-triggered (dispatch.go)
+	edge   bool // dispatch mode, TCP: watched edge-triggered (dispatchMode.setup)
 	armed  bool // watched in the master's epoll set
 	orders int  // accept orders sent and not yet answered
 	queue  int  // accept-queue length at the last tick, -1 if the kernel does not tell
@@ -27,9 +27,8 @@ type listener struct {
 	unsure  bool // edge: dispatched while orders were out, some maybe used
 }
 
-// newListener checks l and makes it non-blocking if nonblock is set. With
-// edge set, a TCP listener is watched edge-triggered.
-func newListener(l Listener, index int, nonblock, edge bool) (*listener, error) {
+// newListener checks l and makes it non-blocking if nonblock is set.
+func newListener(l Listener, index int, nonblock bool) (*listener, error) {
 	typ, err := unix.GetsockoptInt(l.FD, unix.SOL_SOCKET, unix.SO_TYPE)
 	if err != nil {
 		return nil, fmt.Errorf("listener %d (%s): %w", index, l.Name, err)
@@ -47,7 +46,7 @@ func newListener(l Listener, index int, nonblock, edge bool) (*listener, error) 
 	}
 	_, tcpErr := unix.GetsockoptTCPInfo(l.FD, unix.IPPROTO_TCP, unix.TCP_INFO)
 	tcp := tcpErr == nil
-	return &listener{Listener: l, index: index, tcp: tcp, edge: edge && tcp}, nil
+	return &listener{Listener: l, index: index, tcp: tcp}, nil
 }
 
 // pending returns how many connections wait to be accepted. An

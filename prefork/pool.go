@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/actd/actd/protocol"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -20,6 +18,8 @@ import (
 // while Run runs.
 type Pool struct {
 	cfg       Config
+	mode      acceptMode // decided once, in New
+	table     *table     // mode.table()
 	program   Program
 	env       []string
 	log       *slog.Logger
@@ -38,9 +38,7 @@ type Pool struct {
 	lastOverloadLog time.Time
 	gen             int
 	ramp            int
-	replace         int  // children that died unasked since the last scale
-	arming          int  // exclusive mode: the slot registering its listeners, or -1
-	armCheck        bool // exclusive mode: a slot may need to register (arm.go)
+	replace         int // children that died unasked since the last scale
 	stats           Stats
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set
@@ -73,9 +71,14 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
-		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1, arming: -1}
+		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1}
+	mode, err := newMode(p, cfg.Mode)
+	if err != nil {
+		return nil, err
+	}
+	p.mode, p.table = mode, mode.table()
 	for i, l := range listeners {
-		ln, err := newListener(l, i, cfg.Mode != protocol.Shared, cfg.Mode == protocol.Dispatch)
+		ln, err := newListener(l, i, cfg.Mode.SpeaksProtocol())
 		if err != nil {
 			return nil, err
 		}
@@ -131,12 +134,12 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 }
 
-// pinned reports whether the loop runs on one locked OS thread: in shared
-// mode, whose children are spawned with Pdeathsig, which follows the thread
-// that forked them. Such a loop blocks in epoll_wait; any other parks in the
+// pinned reports whether the loop runs on one locked OS thread: when the
+// children have no back-channel (shared mode), they are spawned with
+// Pdeathsig, which follows the thread that forked them. Such a loop blocks in epoll_wait; any other parks in the
 // Go netpoller, where a locked thread would make every wakeup a handoff
 // between threads.
-func (p *Pool) pinned() bool { return p.cfg.Mode == protocol.Shared }
+func (p *Pool) pinned() bool { return !p.cfg.Mode.SpeaksProtocol() }
 
 // setup opens the loop's fds: epoll, the wake eventfd, /dev/null.
 func (p *Pool) setup() error {
@@ -166,15 +169,7 @@ func (p *Pool) setup() error {
 		return fmt.Errorf("open /dev/null: %w", err)
 	}
 	p.stdout, p.stderr = openOr(1, p.devnull), openOr(2, p.devnull)
-	if p.cfg.Mode == protocol.Dispatch {
-		for _, l := range p.listeners {
-			if err := p.poll.add(l.FD, p.listenEvents(l, true), kindListener, l.index); err != nil {
-				return err
-			}
-			l.armed = true
-		}
-	}
-	return nil
+	return p.mode.setup()
 }
 
 // openOr returns fd if it is open, else fallback.
@@ -235,7 +230,7 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 	case kindWake:
 		p.runCalls()
 	case kindListener:
-		p.dispatch(p.listeners[index])
+		p.mode.readable(p.listeners[index])
 	case kindReports:
 		p.harvest()
 	case kindPidfd:

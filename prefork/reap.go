@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/actd/actd/protocol"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -28,12 +26,8 @@ func (p *Pool) start() bool {
 	p.backoff.spawned(p.now)
 	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
 		started: p.now, heard: p.now, limit: p.jitteredLimit()}
-	s.setState(starting, p.now)
-	if p.cfg.Mode == protocol.Shared {
-		s.setState(running, p.now)
-	}
 	p.slots[num] = s
-	p.armCheck = true // exclusive mode: it registers once idle
+	p.move(s, evSpawn)
 	p.watch(s)
 	p.stats.Spawned++
 	p.log.Info("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
@@ -77,36 +71,61 @@ func (p *Pool) reap(s *slot) {
 	if pid == 0 || errors.Is(err, unix.EINTR) {
 		return
 	}
+	p.readRest(s)
 	p.closeChannel(s)
 	p.poll.remove(s.pidfd)
 	unix.Close(s.pidfd)
 	p.noteExit(s, exitText(ws, err))
+	from := s.state
+	p.step(s, evReap)
 	*s = slot{num: s.num, pidfd: -1, ch: -1}
+	p.mode.moved(s, from, empty, evReap)
 	p.ready.check(p)
 	p.changedState()
 }
 
-// noteExit logs a child's end and feeds the backoff.
+// readRest reads what an exited child sent last and the master has not
+// read yet (a Served count sent just before it exited on a drain), so that
+// no connection goes uncounted. A child cannot send more after its exit:
+// the loop ends at EOF, or after a bound for a channel shared with another
+// process.
+func (p *Pool) readRest(s *slot) {
+	for range harvestRounds * 8 {
+		if s.ch < 0 {
+			return
+		}
+		if !p.readChannel(s) {
+			return
+		}
+	}
+}
+
+// noteExit logs a child's end and feeds the backoff. A child that died
+// young or before its hello, or that the master killed before it served a
+// connection (garbage, no hello, a missed ping), counts as a start failure
+// of the current generation's worker.
 func (p *Pool) noteExit(s *slot, exit string) {
-	age := p.now.Sub(s.started)
-	switch {
-	case s.draining || (s.killed && s.reason == "stop"):
+	age := p.now.Sub(s.started).Round(time.Millisecond)
+	if s.fate == draining || s.fate == killed && s.reason == "stop" {
 		p.log.Debug("child exited", "event", "exit", "slot", s.num, "pid", s.pid, "exit", exit)
-		return
-	case s.killed:
-		p.stats.Respawned++
-		p.replace++
 		return
 	}
 	p.stats.Respawned++
 	p.replace++
-	if !s.helloed && p.cfg.Mode != protocol.Shared || age < youngAge {
+	switch {
+	case s.fate == killed && s.served == 0 && s.gen == p.gen:
+		p.backoff.fail(p.now, "killed before serving: "+s.reason)
+		p.log.Error("worker failed to start", "event", "crash", "slot", s.num, "pid", s.pid,
+			"reason", s.reason, "age", age, "failures", p.backoff.failures, "retry_in", p.backoff.delay())
+	case s.fate == killed:
+		p.log.Info("killed child reaped", "event", "exit", "slot", s.num, "pid", s.pid, "exit", exit)
+	case s.helloAt.IsZero() && s.state != running || age < youngAge:
 		p.backoff.fail(p.now, exit)
 		p.log.Error("worker died young", "event", "crash", "slot", s.num, "pid", s.pid,
-			"exit", exit, "age", age.Round(time.Millisecond), "retry_in", p.backoff.delay())
-		return
+			"exit", exit, "age", age, "failures", p.backoff.failures, "retry_in", p.backoff.delay())
+	default:
+		p.log.Warn("child died", "event", "crash", "slot", s.num, "pid", s.pid, "exit", exit, "age", age)
 	}
-	p.log.Warn("child died", "event", "crash", "slot", s.num, "pid", s.pid, "exit", exit, "age", age.Round(time.Millisecond))
 }
 
 // exitText describes a wait status the way a person reads it.
@@ -125,20 +144,15 @@ func exitText(ws unix.WaitStatus, err error) string {
 // retire tells slot s to finish and exit: a drain order for a child that
 // speaks the protocol, SIGTERM for a shared-mode child.
 func (p *Pool) retire(s *slot, why string) {
-	if s.draining || s.killed {
+	if s.ending() {
 		return
 	}
 	p.idle.remove(s.num)
-	s.draining, s.reason = true, why
-	if s.state != busy && s.state != ordered {
+	s.fate, s.reason = draining, why
+	if !s.state.working() {
 		s.deadline = p.now.Add(p.cfg.PingTimeout)
 	}
-	if p.cfg.Mode == protocol.Shared {
-		p.signal(s, unix.SIGTERM)
-		s.deadline = p.now.Add(p.cfg.GracefulTimeout)
-	} else if s.ch >= 0 {
-		p.send(s, protocol.Message{Type: protocol.Drain})
-	}
+	p.mode.drain(s)
 	if why != "stop" {
 		event := "retire"
 		if why == "recycled" {
@@ -153,14 +167,14 @@ func (p *Pool) retire(s *slot, why string) {
 // it still sends is ignored. reap frees the slot. event names the log event:
 // hung, garbage, killed, or stop (not logged).
 func (p *Pool) kill(s *slot, event, why string) {
-	if s.killed || !s.live() {
+	if s.fate == killed || !s.live() {
 		return
 	}
-	s.killed, s.reason = true, why
+	s.fate, s.reason = killed, why
 	p.signal(s, unix.SIGKILL)
 	p.closeChannel(s)
 	if event != "stop" {
-		p.log.Warn("killing child", "event", event, "slot", s.num, "pid", s.pid, "reason", why)
+		p.log.Warn("killing child, a new one replaces it", "event", event, "slot", s.num, "pid", s.pid, "reason", why)
 	}
 	p.changedState()
 }

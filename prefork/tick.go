@@ -18,11 +18,11 @@ func (p *Pool) tick() {
 	for _, s := range p.slots {
 		if s.live() {
 			p.checkSlot(s)
-			p.reports.starting = p.reports.starting || s.state == starting
+			p.reports.starting = p.reports.starting || s.state.starting()
 		}
 	}
 	p.ready.check(p)
-	p.armNext()
+	p.mode.tick()
 	p.checkStuck()
 	if p.stop != nil {
 		p.checkStop()
@@ -30,7 +30,7 @@ func (p *Pool) tick() {
 	}
 	if p.now.Sub(p.lastScale) >= p.cfg.ScalePeriod {
 		p.lastScale = p.now
-		p.scale()
+		p.mode.scale()
 	}
 }
 
@@ -38,20 +38,24 @@ func (p *Pool) tick() {
 func (p *Pool) checkSlot(s *slot) {
 	age := p.now.Sub(s.since)
 	switch {
-	case s.killed:
+	case s.fate == killed:
 		return
 	case !s.deadline.IsZero() && p.now.After(s.deadline):
 		p.hung(s, "did not exit when told")
 	case s.state == starting && age > p.cfg.StartTimeout:
 		p.hung(s, fmt.Sprintf("no hello within %v", p.cfg.StartTimeout))
-	case s.state == ordered && age > p.cfg.PingTimeout:
-		p.hung(s, fmt.Sprintf("no answer to an accept order within %v", p.cfg.PingTimeout))
-	case s.state == busy:
+	case s.state == greeted && age > p.cfg.StartTimeout:
+		p.hung(s, fmt.Sprintf("hello but not ready within %v", p.cfg.StartTimeout))
+	case s.state == ordered || s.state == moving:
+		if age > p.cfg.PingTimeout {
+			p.hung(s, fmt.Sprintf("no answer to an accept order within %v", p.cfg.PingTimeout))
+		}
+	case s.state == busy || s.state == movingBusy:
 		p.checkBusy(s)
-	case s.state == idle:
+	case s.state == idle || s.state == standby:
 		p.checkPing(s)
 	}
-	if s.gen == p.gen && s.state != starting && p.backoff.proves(s.started, p.now) {
+	if s.gen == p.gen && !s.state.starting() && p.backoff.proves(s.started, p.now) {
 		p.backoff.ok() // the worker starts and stays up: the failure streak is over
 	}
 }
@@ -91,7 +95,8 @@ func (p *Pool) checkBusy(s *slot) {
 	if s.quitAt.IsZero() {
 		s.quitAt = p.now
 		p.stats.Hung++
-		p.log.Warn("busy too long: SIGQUIT", "event", "hung", "slot", s.num, "pid", s.pid, "busy_for", p.now.Sub(s.since).String())
+		p.log.Warn("busy too long: SIGQUIT", "event", "hung", "slot", s.num, "pid", s.pid,
+			"busy_for", p.now.Sub(s.since).String(), "request", s.request)
 		p.signal(s, unix.SIGQUIT)
 		return
 	}
@@ -102,10 +107,6 @@ func (p *Pool) checkBusy(s *slot) {
 
 // scale applies one scaler decision to the current generation.
 func (p *Pool) scale() {
-	if p.cfg.Mode == protocol.Shared {
-		p.keepShared()
-		return
-	}
 	ps := p.poolState()
 	d := Scale(ps, p.cfg.limits(), p.ramp)
 	p.ramp = d.Ramp
@@ -129,24 +130,6 @@ func (p *Pool) scale() {
 	p.retireOldIdle()
 }
 
-// keepShared keeps a shared-mode pool at StartChildren: it cannot scale on
-// idleness it does not see.
-func (p *Pool) keepShared() {
-	want := p.cfg.StartChildren - p.poolState().Children
-	for range p.backoff.allows(p.now, max(want, 0)) {
-		if !p.start() {
-			break
-		}
-	}
-	if want <= 0 {
-		for _, s := range p.slots {
-			if s.live() && s.gen != p.gen {
-				p.retire(s, "old generation")
-			}
-		}
-	}
-}
-
 // poolState counts the current generation for the scaler.
 func (p *Pool) poolState() PoolState {
 	var ps PoolState
@@ -155,7 +138,7 @@ func (p *Pool) poolState() PoolState {
 			continue
 		}
 		ps.Children++
-		if s.state == starting || s.state == idle {
+		if s.state.spare() {
 			ps.Spare++
 		}
 	}
@@ -207,7 +190,7 @@ func (p *Pool) retireOldIdle() {
 		return
 	}
 	for _, s := range p.slots {
-		if s.state == idle && s.gen != p.gen && !s.draining {
+		if (s.state == idle || s.state == standby) && s.gen != p.gen && !s.ending() {
 			p.retire(s, "old generation")
 		}
 	}
@@ -217,7 +200,7 @@ func (p *Pool) retireOldIdle() {
 // and nothing gets accepted between two ticks: the pool does not work.
 func (p *Pool) checkStuck() {
 	stuck := false
-	if p.idle.len() > 0 && p.stop == nil && p.cfg.Mode != protocol.Shared {
+	if p.idle.len() > 0 && p.stop == nil {
 		for _, l := range p.listeners {
 			if l.queue > 0 && p.stats.Served == p.stats.servedAtTick {
 				stuck = true

@@ -40,9 +40,11 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 		if err != nil {
 			return err
 		}
-		// Orders first: a drain must win over a waiting connection.
+		// Orders first: a drain must win over a waiting connection. The
+		// connections served and not yet reported are reported before
+		// the child goes, so the master's count misses none.
 		if done, err := channelEvents(events[:n], ch, ep, env); done || err != nil {
-			return err
+			return errors.Join(err, report.flush())
 		}
 		for _, ev := range events[:n] {
 			if ev.Fd != channelTag {
