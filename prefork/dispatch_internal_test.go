@@ -135,7 +135,7 @@ func TestDispatchOrders(t *testing.T) {
 				dispatcher(p).dispatch(p.listeners[0]) // slot 0
 				queueUp(t, p, addr, 1, 2)
 				dispatcher(p).dispatch(p.listeners[0]) // slot 1
-				takeOne(t, p)              // slot 0's accept
+				takeOne(t, p)                          // slot 0's accept
 				step(t, p, 0, protocol.Message{Type: protocol.Busy})
 				takeOne(t, p) // slot 1's
 				step(t, p, 1, protocol.Message{Type: protocol.Busy})
@@ -147,7 +147,7 @@ func TestDispatchOrders(t *testing.T) {
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 1, 1)
 				dispatcher(p).dispatch(p.listeners[0]) // slot 0
-				takeOne(t, p)              // slot 0 accepts; its B is not read yet
+				takeOne(t, p)                          // slot 0 accepts; its B is not read yet
 				queueUp(t, p, addr, 1, 1)
 				dispatcher(p).dispatch(p.listeners[0]) // one waits, one order out: none sent
 				if p.listeners[0].orders != 1 || !p.listeners[0].unsure {
@@ -162,8 +162,8 @@ func TestDispatchOrders(t *testing.T) {
 			run: func(t *testing.T, p *Pool, addr net.Addr) {
 				queueUp(t, p, addr, 1, 1)
 				dispatcher(p).dispatch(p.listeners[0]) // slot 0
-				takeOne(t, p)              // another took it
-				queueUp(t, p, addr, 1, 1)  // its event not handled yet
+				takeOne(t, p)                          // another took it
+				queueUp(t, p, addr, 1, 1)              // its event not handled yet
 				step(t, p, 0, protocol.Message{Type: protocol.Idle})
 			},
 			orders: [][]string{{"A", "A"}, nil, nil, nil},

@@ -106,7 +106,7 @@ func TestRegisterAgain(t *testing.T) {
 			p.idle.remove(0)
 			x.armNext()
 			step(t, p, s0, protocol.Message{Type: protocol.Idle}) // registered, behind 1 and 2
-			if s1.state != moving || !x.isBehind(2) {              // slot 1 told first
+			if s1.state != moving || !x.isBehind(2) {             // slot 1 told first
 				t.Fatalf("after slot 0 registered: slot 1 %v, slot 2 behind %v; want moving, true", s1.state, x.isBehind(2))
 			}
 			for _, m := range tt.slot1 {
