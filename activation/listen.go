@@ -13,28 +13,39 @@ import (
 // staleDialTimeout bounds the probe of an existing unix socket file.
 const staleDialTimeout = time.Second
 
-// Listen opens one listening socket per address, in order (see [ParseAddr]
-// for the forms), and returns them named by the address as given.
+// Listen opens one listening socket per --listen value, in order, and
+// returns them named as [ParseListen] says: "NAME=ADDR" is named NAME, a bare
+// address gets [DefaultName] (see [ParseAddr] for the address forms).
 //
 // A unix socket file that already exists is removed first only if nothing
 // listens on it (connect is refused); the socket file stays after the
 // returned fd is closed, and the caller removes it when it is done.
 //
-// It returns an error naming the address when an address is invalid, when a
-// live process listens on a unix path, when a path exists and is not a
-// socket, or when the socket cannot be opened; then it closes the sockets it
-// had opened.
+// It returns an error naming the value when a name or an address is
+// invalid, when a live process listens on a unix path, when a path exists
+// and is not a socket, or when the socket cannot be opened; then it closes
+// the sockets it had opened.
 func Listen(addrs []string) ([]Socket, error) {
 	socks := make([]Socket, 0, len(addrs))
-	for _, addr := range addrs {
-		fd, err := listenOne(addr)
+	for _, value := range addrs {
+		sock, err := listenValue(value)
 		if err != nil {
 			_ = Close(socks)
-			return nil, fmt.Errorf("listen on %q: %w", addr, err)
+			return nil, fmt.Errorf("listen on %q: %w", value, err)
 		}
-		socks = append(socks, Socket{Name: addr, FD: fd})
+		socks = append(socks, sock)
 	}
 	return socks, nil
+}
+
+// listenValue opens the listener of one --listen value and names it.
+func listenValue(value string) (Socket, error) {
+	name, addr, err := ParseListen(value)
+	if err != nil {
+		return Socket{}, err
+	}
+	fd, err := listenOne(addr)
+	return Socket{Name: name, FD: fd}, err
 }
 
 // listenOne opens the listener for addr and hands back an owned fd.

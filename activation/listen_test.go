@@ -41,8 +41,8 @@ func TestListen(t *testing.T) {
 				t.Fatalf("got error %v, want nil", err)
 			}
 			defer Close(socks)
-			if len(socks) != 1 || socks[0].Name != addr {
-				t.Fatalf("got %+v, want one socket named %q", socks, addr)
+			if want := DefaultName(addr); len(socks) != 1 || socks[0].Name != want {
+				t.Fatalf("got %+v, want one socket named %q", socks, want)
 			}
 			checkOwnedListener(t, socks[0].FD)
 			st, _ := inspectFD(socks[0].FD)
@@ -55,7 +55,8 @@ func TestListen(t *testing.T) {
 }
 
 func TestListenSeveralInOrder(t *testing.T) {
-	addrs := []string{"127.0.0.1:0", "unix:" + filepath.Join(t.TempDir(), "a.sock"), "127.0.0.1:0"}
+	addrs := []string{"127.0.0.1:0", "unix:" + filepath.Join(t.TempDir(), "a.sock"), "admin=127.0.0.1:0"}
+	names := []string{"tcp-127.0.0.1-0", "unix-" + addrs[1][len("unix:"):], "admin"}
 	socks, err := Listen(addrs)
 	if err != nil {
 		t.Fatalf("got error %v, want nil", err)
@@ -65,8 +66,8 @@ func TestListenSeveralInOrder(t *testing.T) {
 		t.Fatalf("got %d sockets, want %d", len(socks), len(addrs))
 	}
 	for i, s := range socks {
-		if s.Name != addrs[i] {
-			t.Fatalf("socket %d: got name %q, want %q", i, s.Name, addrs[i])
+		if s.Name != names[i] {
+			t.Fatalf("socket %d: got name %q, want %q", i, s.Name, names[i])
 		}
 		checkOwnedListener(t, s.FD)
 		acceptOne(t, s.FD)
@@ -165,8 +166,8 @@ func TestSocketsFallsBackToListen(t *testing.T) {
 		t.Fatalf("no env, no addrs: got %v, %v; want nil, ErrNoSockets", socks, err)
 	}
 	socks, err = Sockets([]string{"127.0.0.1:0"})
-	if err != nil || len(socks) != 1 || socks[0].Name != "127.0.0.1:0" {
-		t.Fatalf("no env, one addr: got %+v, %v; want one socket named 127.0.0.1:0", socks, err)
+	if err != nil || len(socks) != 1 || socks[0].Name != "tcp-127.0.0.1-0" {
+		t.Fatalf("no env, one addr: got %+v, %v; want one socket named tcp-127.0.0.1-0", socks, err)
 	}
 	defer Close(socks)
 	acceptOne(t, socks[0].FD)

@@ -16,7 +16,9 @@ var ErrNoSockets = errors.New("activation: no sockets: LISTEN_FDS is unset and n
 // (close-on-exec set).
 //
 // Name is systemd's FileDescriptorName= (LISTEN_FDNAMES), "LISTEN_FD_<n>"
-// when systemd gave no name, or the address as given to [Listen].
+// when systemd gave no name, or the name [ParseListen] gives a --listen
+// value. It always passes [CheckName], so that a child's LISTEN_FDNAMES
+// ("name:name:...") splits into one name per fd.
 type Socket struct {
 	Name string
 	FD   int

@@ -18,8 +18,9 @@ import (
 //
 // It returns nil, nil when LISTEN_FDS is unset, not a positive number, or
 // LISTEN_PID names another process. It returns an error naming the socket
-// when a passed fd is not a listening socket or cannot be duplicated; then
-// it closes every fd it was given.
+// when its name fails [CheckName] (actd hands the names on to its children,
+// whose libsystemd would reject them), when a passed fd is not a listening
+// socket or cannot be duplicated; then it closes every fd it was given.
 func Systemd() ([]Socket, error) {
 	files := sdactivation.Files(true)
 	if len(files) == 0 {
@@ -27,15 +28,31 @@ func Systemd() ([]Socket, error) {
 	}
 	socks := make([]Socket, 0, len(files))
 	for i, f := range files {
-		fd, err := takeFile(f)
+		sock, err := takeNamed(f)
 		if err != nil {
 			closeFiles(files[i+1:])
 			_ = Close(socks)
 			return nil, fmt.Errorf("systemd socket %d (%s): %w", i, f.Name(), err)
 		}
-		socks = append(socks, Socket{Name: f.Name(), FD: fd})
+		socks = append(socks, sock)
 	}
 	return socks, nil
+}
+
+// takeNamed checks the name of a passed socket f and takes its fd.
+// go-systemd already named a socket systemd gave no (or an empty) name
+// "LISTEN_FD_<fd>".
+//
+// It returns the socket, or the error of [CheckName] or takeFile; f is
+// closed in every case.
+func takeNamed(f *os.File) (Socket, error) {
+	name := f.Name()
+	if err := CheckName(name); err != nil {
+		f.Close()
+		return Socket{}, err
+	}
+	fd, err := takeFile(f)
+	return Socket{Name: name, FD: fd}, err
 }
 
 // takeFile duplicates the listening socket in f and closes f.

@@ -163,3 +163,24 @@ func TestSystemdNotForThisProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemdInvalidName: a name libsystemd would reject in a child's
+// LISTEN_FDNAMES (a control byte, non-ASCII) is refused at start, not handed on.
+func TestSystemdInvalidName(t *testing.T) {
+	socks, err := Listen([]string{"127.0.0.1:0", "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(socks)
+	env := append(baseEnv(), "LISTEN_FDS=2", "LISTEN_FDNAMES=web:caf\xc3\xa9")
+	c := startHelper(t, helperArgv(t, "/bin/sh", "-c", shLauncher), env, []int{socks[0].FD, socks[1].FD}, false)
+	c.wantExit = 3 // runHelper's exit status after a failed Systemd
+	rep := c.report(t)
+	const want = `systemd socket 1 (café): socket name "café" has byte "\xc3" at 3`
+	if !strings.Contains(rep.Err, want) {
+		t.Fatalf("got error %q, want it to contain %q", rep.Err, want)
+	}
+	if len(rep.Sockets) != 0 || rep.SocketFDs != 0 {
+		t.Fatalf("got %+v, want no sockets left open", rep)
+	}
+}

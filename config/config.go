@@ -127,7 +127,7 @@ func (c *Config) validate() error {
 		return err
 	}
 	for _, a := range c.Listen {
-		if _, _, err := activation.ParseAddr(a); err != nil {
+		if _, _, err := activation.ParseListen(a); err != nil {
 			return &Error{Key: "listen", Err: err}
 		}
 	}

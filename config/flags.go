@@ -46,7 +46,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	v := &rawValues{accept: "dispatch"}
 	p := &c.Pool
 	fs.StringVar(&c.File, "config", "", "read settings from `FILE` (key = value lines)")
-	fs.Var(listFlag{&c.Listen}, "listen", "listen on `ADDR` (host:port, [v6]:port, unix:/path) when systemd passes no socket; repeatable")
+	fs.Var(listFlag{&c.Listen}, "listen", "listen on `[NAME=]ADDR` (host:port, [v6]:port, unix:/path) when systemd passes no socket; repeatable")
 	fs.StringVar(&v.accept, "accept", v.accept, "accept `MODE`: dispatch, exclusive or shared")
 	fs.StringVar(&v.exec, "exec", "", "inetd style: run `COMMAND` per connection, the connection as stdin/stdout")
 	fs.StringVar(&c.Handler, "handler", c.Handler, "built-in handler `NAME` used without COMMAND or --exec: http")

@@ -11,18 +11,21 @@ import (
 
 // shipped is every file of the package with its mode, as dpkg-deb -c shows it.
 var shipped = map[string]string{
-	"./usr/bin/actd":                         "-rwxr-xr-x",
-	"./usr/lib/systemd/system/actd.socket":   "-rw-r--r--",
-	"./usr/lib/systemd/system/actd.service":  "-rw-r--r--",
-	"./usr/lib/systemd/system/actd@.socket":  "-rw-r--r--",
-	"./usr/lib/systemd/system/actd@.service": "-rw-r--r--",
-	"./etc/actd/actd.conf":                   "-rw-r--r--",
-	"./etc/actd/example.conf":                "-rw-r--r--",
-	"./usr/share/man/man8/actd.8.gz":         "-rw-r--r--",
-	"./usr/share/doc/actd/copyright":         "-rw-r--r--",
-	"./usr/share/doc/actd/changelog.gz":      "-rw-r--r--",
-	"./usr/share/doc/actd/README.md":         "-rw-r--r--",
-	"./usr/share/lintian/overrides/actd":     "-rw-r--r--",
+	"./usr/bin/actd":                          "-rwxr-xr-x",
+	"./usr/lib/systemd/system/actd.socket":    "-rw-r--r--",
+	"./usr/lib/systemd/system/actd.service":   "-rw-r--r--",
+	"./usr/lib/systemd/system/actd@.socket":   "-rw-r--r--",
+	"./usr/lib/systemd/system/actd@.service":  "-rw-r--r--",
+	"./etc/actd/actd.conf":                    "-rw-r--r--",
+	"./etc/actd/example.conf":                 "-rw-r--r--",
+	"./usr/share/man/man8/actd.8.gz":          "-rw-r--r--",
+	"./usr/share/doc/actd/copyright":          "-rw-r--r--",
+	"./usr/share/doc/actd/changelog.gz":       "-rw-r--r--",
+	"./usr/share/doc/actd/README.md":          "-rw-r--r--",
+	"./usr/share/doc/actd/protocol.md.gz":     "-rw-r--r--",
+	"./usr/share/doc/actd/operations.md.gz":   "-rw-r--r--",
+	"./usr/share/doc/actd/architecture.md.gz": "-rw-r--r--",
+	"./usr/share/lintian/overrides/actd":      "-rw-r--r--",
 }
 
 func TestDebContents(t *testing.T) {

@@ -86,7 +86,7 @@ var lifecycle = []directive{
 }
 
 // Directives the services must not carry: they would undo the sandbox or
-// let children notify.
+// let children notify. User= is allowed where a unit names its own.
 var forbidden = []string{"User", "Group", "Delegate", "PermissionsStartOnly", "IgnoreSIGPIPE"}
 
 func TestServiceDirectives(t *testing.T) {
@@ -108,6 +108,9 @@ func TestServiceDirectives(t *testing.T) {
 			{"Unit", "Documentation", "man:actd(8)"},
 			{"Service", "ExecStart", "/usr/bin/actd --config /etc/actd/%i.conf"},
 			{"Service", "RuntimeDirectory", "actd-%i"},
+			// One dynamic user per instance (issue 11 item 8): without it
+			// every actd@NAME runs as the same user "actd".
+			{"Service", "User", "actd-%i"},
 			{"Install", "Also", "actd@%i.socket"},
 		}},
 	}
@@ -126,7 +129,8 @@ func TestServiceDirectives(t *testing.T) {
 		}
 		t.Run(u.file+"/forbidden", func(t *testing.T) {
 			for _, name := range forbidden {
-				if got := values(opts, "Service", name); got != nil {
+				own := slices.ContainsFunc(u.own, func(d directive) bool { return d.name == name })
+				if got := values(opts, "Service", name); got != nil && !own {
 					t.Errorf("%s=%q present, want absent", name, got)
 				}
 			}
@@ -180,7 +184,7 @@ var serviceCommented = []string{"Requires", "Type", "NotifyAccess", "ExecReload"
 func TestNonObviousDirectivesAreCommented(t *testing.T) {
 	commented := map[string][]string{
 		"actd.service":  serviceCommented,
-		"actd@.service": serviceCommented,
+		"actd@.service": append(slices.Clone(serviceCommented), "User"),
 		"actd.socket":   {"ListenStream", "FileDescriptorName", "Backlog"},
 		"actd@.socket":  {"FileDescriptorName", "Backlog"},
 	}

@@ -65,6 +65,11 @@ install -m 0644 "$pkg/etc/actd.conf" "$pkg/etc/example.conf" "$stage/etc/actd/"
 gzip -9n <"$pkg/man/actd.8" >"$stage/usr/share/man/man8/actd.8.gz"
 install -m 0644 "$pkg/deb/copyright" "$stage/usr/share/doc/actd/copyright"
 install -m 0644 "$pkg/README.md" "$stage/usr/share/doc/actd/README.md"
+# The docs a worker author and an operator need offline, compressed as
+# Debian policy 12.3 asks of files over 4 kB (zless, or zcat | less).
+for doc in protocol operations architecture; do
+	gzip -9n <"$root/docs/$doc.md" >"$stage/usr/share/doc/actd/$doc.md.gz"
+done
 install -D -m 0644 "$pkg/deb/lintian-overrides" "$stage/usr/share/lintian/overrides/actd"
 
 # The changelog gets an entry for a version it does not list yet (ACTD_VERSION).
