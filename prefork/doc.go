@@ -1,41 +1,82 @@
 // Package prefork runs a prefork pool: one master loop and a pool of child
 // processes that share the listening sockets and accept one connection at a
 // time. It knows nothing of systemd; cmd/actd wires it to activation and
-// notify.
+// notify. What a child gets and says (fd layout, environment, messages) is
+// package protocol's.
 //
 // Processes, fds and messages:
 //
 //	                master (Run: one goroutine, parked in the netpoller)
-//	epoll: listeners · back-channels · pidfds · wake eventfd (calls)
+//	epoll: listeners · back-channels (nested set) · pidfds · wake eventfd
 //	  │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
 //	  ▼
 //	child in slot k: fd 0 /dev/null, 1-2 the master's stdout/stderr,
 //	                 3..3+n-1 the n listeners, 3+n the back-channel
-//	  H hello(pid) → I idle → (A accept(l) → B busy(l) → I idle)* ...
+//	  H hello(pid, caps) → I idle → (A accept(l) → B busy(l) [R request] → I idle)* ...
 //	  ← P ping(seq) / O pong(seq)    ← D drain: finish, exit 0
 //
 // Slots, not PIDs, order the children: the lowest idle slot is ordered to
 // accept (dispatch mode), found in constant time (idleSet); handling a
-// message costs the same whatever the pool size. Messages are 8 bytes
-// (package protocol, docs/protocol.md).
+// message costs the same whatever the pool size.
 //
-// Accept modes: Dispatch (the master watches the listeners and orders),
-// Exclusive (children wait with EPOLLEXCLUSIVE and accept by themselves, still
-// reporting busy and idle), Shared (children do not speak the protocol; a
+// Accept modes, one type each behind acceptMode (mode.go), chosen once by
+// newMode: dispatchMode (dispatch.go: the master watches the listeners and
+// orders), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
+// and accept by themselves, registered in slot order, still reporting busy
+// and idle), sharedMode (shared.go: children do not speak the protocol; a
 // fixed-size pool).
 //
-// Policy is pure and mechanism thin: Scale decides how the pool grows and
+// A slot's life is one state machine (machine.go): every message, order,
+// start, close and reap goes through step and the mode's table; a message
+// with no transition is garbage. The tables, as diagram draws them ("ev → to";
+// an event alone leaves the state as it is; close: the back-channel closed
+// or the master stopped reading it):
+//
+// Dispatch:
+//
+//	empty:      spawn → starting
+//	starting:   H → greeted, O, close → exiting
+//	greeted:    I → idle, O, close → exiting
+//	idle:       O, A → ordered, close → exiting
+//	ordered:    I → idle, B → busy, O, close → exiting
+//	busy:       I → idle, B → busy, S → busy, O, R, close → exiting
+//	exiting:    reap → empty
+//
+// Exclusive:
+//
+//	empty:      spawn → starting
+//	starting:   H → greeted, O, close → exiting
+//	greeted:    I → standby, O, close → exiting
+//	standby:    O, A → ordered, close → exiting
+//	idle:       B → busy, S, O, A → moving, close → exiting
+//	ordered:    I → idle, O, close → exiting
+//	moving:     I → idle, B → movingBusy, S, O, close → exiting
+//	movingBusy: I → moving, O, R, close → exiting
+//	busy:       I → idle, O, R, close → exiting
+//	exiting:    reap → empty
+//
+// Shared:
+//
+//	empty:      spawn → running
+//	running:    reap → empty
+//
+// How a child ends is its fate beside that state: living, draining (told to
+// finish and exit) or killed (SIGKILL sent).
+//
+// Policy is pure and mechanism thin: scale decides how the pool grows and
 // shrinks from counts alone (Apache prefork's algorithm, reacting to the accept
 // queue); the loop carries decisions out once per tick. Children are started
 // with fork+exec of Config.Program (normally /proc/self/exe and a hidden
 // subcommand) and a pidfd, reaped when the pidfd is readable, and signalled
-// through it, so a recycled PID is never hit. A child that dies young is
-// restarted with exponential backoff; one that sends garbage, misses a ping,
-// an order or --busy-timeout is killed and replaced.
+// through it, so a recycled PID is never hit. A child that dies young, or
+// that the master kills before it served a connection, counts as a start
+// failure: the worker is restarted with exponential backoff. One that sends
+// garbage, misses a ping, an order or --busy-timeout is killed and replaced.
 //
-// Files: pool.go (Pool, Run, the loop), dispatch.go (the per-connection path),
-// channel.go (messages from children), tick.go (deadlines, pings, scaling),
-// reap.go (start, reap, retire, kill), lifecycle.go (ready, reload, stop),
-// scaler.go, idleset.go, slot.go, spawn.go, listener.go, sockdiag.go,
-// snapshot.go, message.go, fds.go, poller.go, raw.go, reports.go, arm.go.
+// Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
+// dispatch.go, exclusive.go, shared.go (the accept modes), channel.go
+// (messages from children), tick.go (deadlines, pings, scaling), reap.go
+// (start, reap, retire, kill), lifecycle.go (ready, reload, stop), scaler.go,
+// idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
+// poller.go, raw.go, reports.go.
 package prefork

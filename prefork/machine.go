@@ -2,7 +2,6 @@ package prefork
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/actd/actd/protocol"
@@ -193,25 +192,47 @@ func (p *Pool) move(s *slot, ev event) bool {
 	return true
 }
 
-// diagram lists t's transitions, one line per state: "from: ev → to, ...".
+// diagram lists t's transitions from every state reachable from empty, one
+// line per state: "from: ev → to, ev, ..." (an event without a target
+// leaves the state as it is).
 func (t *table) diagram() string {
 	var b strings.Builder
+	reach := t.reachable()
 	for from := range numStates {
+		if !reach[from] {
+			continue
+		}
 		var edges []string
 		for ev := range numEvents {
-			switch to := t[from][ev]; {
-			case to == invalid:
-			case to == stay:
+			switch to := t[from][ev]; to {
+			case invalid:
+			case stay:
 				edges = append(edges, ev.String())
 			default:
 				edges = append(edges, fmt.Sprintf("%v → %v", ev, to))
 			}
 		}
-		if len(edges) > 0 {
-			fmt.Fprintf(&b, "%-10s %s\n", state(from).String()+":", strings.Join(slices.Compact(edges), ", "))
-		}
+		fmt.Fprintf(&b, "%-12s%s\n", state(from).String()+":", strings.Join(edges, ", "))
 	}
 	return b.String()
+}
+
+// reachable returns the states t can reach from empty.
+func (t *table) reachable() [numStates]bool {
+	var seen [numStates]bool
+	todo := []state{empty}
+	seen[empty] = true
+	for len(todo) > 0 {
+		from := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for ev := range numEvents {
+			if to, ok := t.next(from, ev); ok && !seen[to] {
+				seen[to] = true
+				todo = append(todo, to)
+			}
+		}
+	}
+	return seen
 }
 
 // working reports whether a child in state st has a connection in hand or

@@ -1,0 +1,132 @@
+package prefork
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/actd/actd/protocol"
+)
+
+var modeTables = []struct {
+	name  string
+	mode  protocol.Mode
+	table *table
+}{
+	{"Dispatch", protocol.Dispatch, dispatchTable},
+	{"Exclusive", protocol.Exclusive, exclusiveTable},
+	{"Shared", protocol.Shared, sharedTable},
+}
+
+// TestDocDiagram: doc.go draws each mode's table as diagram does.
+func TestDocDiagram(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(src)
+	for _, m := range modeTables {
+		var want strings.Builder
+		want.WriteString("// " + m.name + ":\n//\n")
+		for _, line := range strings.SplitAfter(m.table.diagram(), "\n") {
+			if line != "" {
+				want.WriteString("//\t" + line)
+			}
+		}
+		if !strings.Contains(doc, want.String()) {
+			t.Errorf("doc.go does not draw the %s table as it is:\n%s", m.name, want.String())
+		}
+	}
+}
+
+// TestMessageTransitions sends every message a child may send to a slot in
+// every state its mode can reach, through onMessage: the slot lands where
+// the table says, or the message is garbage where the table has no
+// transition, and the slot is then as it was.
+func TestMessageTransitions(t *testing.T) {
+	for _, m := range modeTables[:2] {
+		reach := m.table.reachable()
+		for from := range numStates {
+			if !reach[from] || from == empty || from == exiting {
+				continue // no back-channel to hear from
+			}
+			for typ, ev := range messageEvents {
+				t.Run(m.name+"/"+from.String()+"/"+typ.String(), func(t *testing.T) {
+					p, _, _ := dispatchPool(t, 1)
+					if m.mode == protocol.Exclusive {
+						p, _ = armPool(t, 1)
+					}
+					s := p.slots[0]
+					s.state = from
+					if from != idle {
+						p.idle.remove(0)
+					}
+					if from == ordered && m.mode == protocol.Dispatch {
+						p.listeners[0].orders = 1
+					}
+					err := p.onMessage(s, protocol.Message{Type: typ, Value: 1})
+					want, ok := m.table.next(from, ev)
+					switch {
+					case !ok && !errors.Is(err, protocol.ErrGarbage):
+						t.Errorf("got %v, want garbage", err)
+					case !ok && s.state != from:
+						t.Errorf("garbage moved the slot to %v", s.state)
+					case ok && err != nil:
+						t.Errorf("got %v, want %v", err, want)
+					case ok && s.state != want:
+						t.Errorf("got state %v, want %v", s.state, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMasterTransitions: what the master does moves a slot as the tables
+// say, and what it may not do is refused.
+func TestMasterTransitions(t *testing.T) {
+	tests := []struct {
+		table    *table
+		from     state
+		ev       event
+		want     state
+		possible bool
+	}{
+		{dispatchTable, empty, evSpawn, starting, true},
+		{sharedTable, empty, evSpawn, running, true},
+		{dispatchTable, idle, evOrder, ordered, true},
+		{dispatchTable, busy, evOrder, busy, false},
+		{exclusiveTable, standby, evOrder, ordered, true},
+		{exclusiveTable, idle, evOrder, moving, true},
+		{exclusiveTable, busy, evOrder, busy, false},
+		{dispatchTable, busy, evClose, exiting, true},
+		{exclusiveTable, movingBusy, evClose, exiting, true},
+		{dispatchTable, exiting, evReap, empty, true},
+		{sharedTable, running, evReap, empty, true},
+		{sharedTable, running, evClose, running, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.from.String()+"/"+tt.ev.String(), func(t *testing.T) {
+			got, ok := tt.table.next(tt.from, tt.ev)
+			if ok != tt.possible || ok && got != tt.want {
+				t.Errorf("next(%v, %v) = %v, %v; want %v, %v", tt.from, tt.ev, got, ok, tt.want, tt.possible)
+			}
+		})
+	}
+}
+
+// TestTablesReachEveryState: no state is dead in every table.
+func TestTablesReachEveryState(t *testing.T) {
+	var any [numStates]bool
+	for _, m := range modeTables {
+		for s, ok := range m.table.reachable() {
+			any[s] = any[s] || ok
+		}
+	}
+	for s, ok := range any {
+		if !ok {
+			t.Errorf("state %v is reached in no mode", state(s))
+		}
+	}
+}
