@@ -102,6 +102,6 @@ func (c Config) Validate() error {
 }
 
 // limits returns the scaler's view of c.
-func (c Config) limits() Limits {
-	return Limits{MinChildren: c.MinChildren, MaxChildren: c.MaxChildren, MinSpare: c.MinSpare, MaxSpare: c.MaxSpare}
+func (c Config) limits() scaleLimits {
+	return scaleLimits{MinChildren: c.MinChildren, MaxChildren: c.MaxChildren, MinSpare: c.MinSpare, MaxSpare: c.MaxSpare}
 }

@@ -69,11 +69,11 @@ func queueUp(t *testing.T, p *Pool, addr net.Addr, n, want int) {
 		t.Cleanup(func() { c.Close() })
 	}
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
-		if q, _ := QueueDepth(p.listeners[0].FD); q == want {
+		if q, _ := queueDepth(p.listeners[0].FD); q == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			q, _ := QueueDepth(p.listeners[0].FD)
+			q, _ := queueDepth(p.listeners[0].FD)
 			t.Fatalf("accept queue %d, want %d", q, want)
 		}
 	}
@@ -186,7 +186,7 @@ func TestDispatchOrders(t *testing.T) {
 				}
 			}
 			l := p.listeners[0]
-			q, _ := QueueDepth(l.FD)
+			q, _ := queueDepth(l.FD)
 			if l.orders > q {
 				t.Errorf("%d orders out for %d waiting connections", l.orders, q)
 			}

@@ -71,11 +71,11 @@ func (l *listener) pending() int {
 	return max(int(info.Unacked), 1)
 }
 
-// QueueDepth returns the number of connections waiting in fd's accept
+// queueDepth returns the number of connections waiting in fd's accept
 // queue, and false if the kernel does not tell for this socket.
 // TCP listeners answer through TCP_INFO (tcpi_unacked); unix listeners
 // through NETLINK_SOCK_DIAG (see queueDepthUnix).
-func QueueDepth(fd int) (int, bool) {
+func queueDepth(fd int) (int, bool) {
 	if info, err := rawTCPInfo(fd); err == nil {
 		return int(info.Unacked), true
 	}

@@ -1,14 +1,13 @@
-package prefork_test
+package prefork
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/actd/actd/prefork"
 )
 
-// TestQueueDepth: connections not yet accepted show in QueueDepth, for TCP
+// TestQueueDepth: connections not yet accepted show in queueDepth, for TCP
 // (TCP_INFO) and unix (sock_diag) listeners alike.
 func TestQueueDepth(t *testing.T) {
 	for _, tc := range []struct{ network, addr string }{
@@ -21,10 +20,15 @@ func TestQueueDepth(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ln.Close()
-			fd := dupListener(t, ln)
+			f, err := ln.(interface{ File() (*os.File, error) }).File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fd := int(f.Fd())
 			for want := range 4 {
-				if got, ok := prefork.QueueDepth(fd); !ok || got != want {
-					t.Fatalf("QueueDepth = %d, %v; want %d, true", got, ok, want)
+				if got, ok := queueDepth(fd); !ok || got != want {
+					t.Fatalf("queueDepth = %d, %v; want %d, true", got, ok, want)
 				}
 				c, err := net.Dial(tc.network, ln.Addr().String())
 				if err != nil {

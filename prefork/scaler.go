@@ -1,24 +1,24 @@
 package prefork
 
-// MaxRamp caps how many children one scale period may start when the pool
+// maxRamp caps how many children one scale period may start when the pool
 // grows by doubling, as Apache prefork's MAX_SPAWN_RATE does.
-const MaxRamp = 32
+const maxRamp = 32
 
-// PoolState is what the scaler sees of the current generation of children.
-type PoolState struct {
+// scaleState is what the scaler sees of the current generation of children.
+type scaleState struct {
 	Children int // live children that are not draining: starting, idle or busy
 	Spare    int // of those, starting or idle (Apache counts starting as idle)
 	Queued   int // connections waiting in the accept queues, 0 if unknown
 }
 
-// Limits are the pool bounds the scaler keeps.
-type Limits struct {
+// scaleLimits are the pool bounds the scaler keeps.
+type scaleLimits struct {
 	MinChildren, MaxChildren int
 	MinSpare, MaxSpare       int
 }
 
-// Decision is what the scaler wants done in this period.
-type Decision struct {
+// scaleDecision is what the scaler wants done in this period.
+type scaleDecision struct {
 	Spawn  int  // children to start now
 	Retire int  // idle children to drain now (the highest-numbered slots)
 	Ramp   int  // the ramp to pass to the next call
@@ -35,20 +35,20 @@ type Decision struct {
 //     is refilled to it at once.
 //
 // With Queued = 0 and a shortfall no larger than ramp it does exactly what
-// Apache does: start ramp children and double the ramp up to MaxRamp; retire
+// Apache does: start ramp children and double the ramp up to maxRamp; retire
 // one idle child per period while there are more than MaxSpare; otherwise
 // reset the ramp to 1. Scale does no I/O and reads no clock.
-func Scale(s PoolState, l Limits, ramp int) Decision {
+func decide(s scaleState, l scaleLimits, ramp int) scaleDecision {
 	ramp = max(ramp, 1)
 	room := l.MaxChildren - s.Children
 	short := max(l.MinChildren-s.Children, l.MinSpare-(s.Spare-s.Queued))
 	switch {
 	case short > 0 && room <= 0:
-		return Decision{Ramp: 1, AtMax: true}
+		return scaleDecision{Ramp: 1, AtMax: true}
 	case short > 0:
-		return Decision{Spawn: min(max(ramp, short), room), Ramp: min(ramp*2, MaxRamp)}
+		return scaleDecision{Spawn: min(max(ramp, short), room), Ramp: min(ramp*2, maxRamp)}
 	case s.Spare > l.MaxSpare && s.Children > l.MinChildren:
-		return Decision{Retire: 1, Ramp: 1}
+		return scaleDecision{Retire: 1, Ramp: 1}
 	}
-	return Decision{Ramp: 1}
+	return scaleDecision{Ramp: 1}
 }

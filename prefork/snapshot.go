@@ -94,7 +94,7 @@ func (p *Pool) snapshot() Snapshot {
 	// missed pings with no answer from any child in between say it does not.
 	s.pingFailing = p.stats.pingFails >= 2
 	for _, l := range p.listeners {
-		q, ok := QueueDepth(l.FD)
+		q, ok := queueDepth(l.FD)
 		if !ok {
 			q = -1
 		} else {

@@ -108,7 +108,7 @@ func (p *Pool) checkBusy(s *slot) {
 // scale applies one scaler decision to the current generation.
 func (p *Pool) scale() {
 	ps := p.poolState()
-	d := Scale(ps, p.cfg.limits(), p.ramp)
+	d := decide(ps, p.cfg.limits(), p.ramp)
 	p.ramp = d.Ramp
 	p.stats.AtMax = d.AtMax
 	// A child that died unasked is replaced even if the scaler would not
@@ -131,8 +131,8 @@ func (p *Pool) scale() {
 }
 
 // poolState counts the current generation for the scaler.
-func (p *Pool) poolState() PoolState {
-	var ps PoolState
+func (p *Pool) poolState() scaleState {
+	var ps scaleState
 	for _, s := range p.slots {
 		if !s.counts(p.gen) {
 			continue
@@ -162,7 +162,7 @@ func (p *Pool) queued() int {
 // for the scaler and the stuck check.
 func (p *Pool) measureQueues() {
 	for _, l := range p.listeners {
-		q, ok := QueueDepth(l.FD)
+		q, ok := queueDepth(l.FD)
 		if !ok {
 			q = -1
 		}
