@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -161,5 +162,44 @@ func TestFatalErrorsAsLines(t *testing.T) {
 				t.Errorf("got the socket path %d times in %q, want once", n, stderr)
 			}
 		})
+	}
+}
+
+// TestReloadNotesListenChange: a reload that changes listen says it needs a
+// restart (log and status note) and keeps serving the old socket.
+func TestReloadNotesListenChange(t *testing.T) {
+	dir := t.TempDir()
+	conf, ctl := filepath.Join(dir, "pool.conf"), filepath.Join(dir, "ctl.sock")
+	old := filepath.Join(dir, "a.sock")
+	write := func(sock string) {
+		if err := os.WriteFile(conf, []byte("listen = unix:"+sock+"\nmax-children = 4\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(old)
+	a := &actd{dir: dir, sock: old, ctl: ctl, stderr: &syncBuffer{}}
+	a.cmd = exec.Command(os.Args[0], "--config", conf, "--control-socket", ctl, "--log-format", "text")
+	a.cmd.Env = append(os.Environ(), envAsActd+"=1")
+	a.cmd.Stderr = a.stderr
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.cmd.Process.Kill()
+		a.cmd.Wait()
+		if t.Failed() {
+			t.Logf("actd stderr:\n%s", a.stderr)
+		}
+	})
+	waitFor(t, "control socket", 10*time.Second, func() bool { _, err := os.Stat(ctl); return err == nil })
+	write(filepath.Join(dir, "b.sock"))
+	a.signal(t, syscall.SIGHUP)
+	const want = "listen changed: needs a restart"
+	waitFor(t, "the note", 10*time.Second, func() bool { return strings.Contains(a.status(t).Note, want) })
+	if !strings.Contains(a.stderr.String(), want) {
+		t.Errorf("got log %q, want a line saying %q", a.stderr, want)
+	}
+	if body, err := a.get(); err != nil {
+		t.Errorf("old socket after the reload: got %q, %v; want an answer", body, err)
 	}
 }
