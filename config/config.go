@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -202,14 +203,29 @@ func (c *Config) findPrograms() error {
 			continue
 		}
 		path, err := exec.LookPath(p.argv[0])
-		if err == nil {
-			err = checkProgram(path)
-		}
 		if err != nil {
+			return &Error{Key: p.key, Err: fmt.Errorf("%q: %w", p.argv[0], lookReason(err))}
+		}
+		if err := checkProgram(path); err != nil {
 			return &Error{Key: p.key, Err: err}
 		}
 	}
 	return nil
+}
+
+// lookReason is a LookPath error without the name, which the caller quotes
+// once: "no such file or directory", "permission denied", "executable file
+// not found in $PATH".
+func lookReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
 }
 
 // checkProgram returns an error if the executable file at path (LookPath
@@ -227,7 +243,7 @@ func checkProgram(path string) error {
 	if bytes.HasPrefix(head[:n], []byte("\x7fELF")) || bytes.HasPrefix(head[:n], []byte("#!")) {
 		return nil
 	}
-	return fmt.Errorf("%s: not a program (want an ELF binary or a #! script)", path)
+	return fmt.Errorf("%q: not a program (want an ELF binary or a #! script)", path)
 }
 
 // parseError sorts a flag package error: a bad value for a known flag is an

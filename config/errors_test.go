@@ -43,12 +43,13 @@ func TestParseErrorMessages(t *testing.T) {
 		{"not a duration in file", "busy-timeout = abc\n", nil, false, []string{`pool.conf:1: busy-timeout: "abc": want a duration like 5s`}, ""},
 		{"explicit start-children above max", "", []string{"--max-children", "1", "--start-children", "2"}, false, []string{"start-children: 2: must be between 1 and --max-children (1)"}, ""},
 		{"start-children from file above max", "start-children = 3\n", []string{"--max-children", "2"}, false, []string{"pool.conf:1: start-children: 3"}, ""},
-		{"worker /etc/hostname", "worker = /etc/hostname\n", nil, false, []string{"pool.conf:1: worker: /etc/hostname: not a"}, ""},
-		{"worker not executable", "worker = " + plain + "\n", nil, false, []string{"worker: exec: \"" + plain + "\": permission denied"}, ""},
-		{"worker not a program", "worker = " + script + "\n", nil, false, []string{"worker: " + script + ": not a program"}, ""},
+		{"worker /etc/hostname", "worker = /etc/hostname\n", nil, false, []string{`pool.conf:1: worker: "/etc/hostname": not a`}, ""},
+		{"worker not executable", "worker = " + plain + "\n", nil, false, []string{"worker: \"" + plain + "\": permission denied"}, ""},
+		{"worker not a program", "worker = " + script + "\n", nil, false, []string{"worker: \"" + script + "\": not a program"}, ""},
 		{"unknown flag", "", []string{"--max-kids", "3"}, true, []string{"unknown flag --max-kids"}, ""},
 		{"unknown non-UTF-8 flag", "", []string{"--max-\xff"}, true, []string{`unknown flag --"max-\xff"`}, "\xff"},
 		{"missing value", "", []string{"--listen"}, true, []string{"flag --listen needs a value"}, ""},
+		{"raw bytes in a worker path", "", []string{"--", "/\xff"}, false, []string{`worker: "/\xff": no such file or directory`}, "\xff"},
 		{"bare word", "", []string{"--max-children", "3", "stauts"}, true, []string{`unknown command stauts: a worker program goes after --`}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

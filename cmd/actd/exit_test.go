@@ -72,7 +72,7 @@ func TestBadInputExitStatus(t *testing.T) {
 		{"duplicate key", []string{"--config", dup}, exitConfig, []string{"dup.conf:4: max-children: set twice, first at line 2"}},
 		{"check-config duplicate key", []string{"check-config", dup}, exitConfig, []string{"dup.conf:4: max-children"}},
 		{"non-UTF-8 key quoted", []string{"check-config", rawKey}, exitConfig, []string{`"max-\xff\xfe": unknown key`}},
-		{"check-config worker not a program", []string{"check-config", notProgram}, exitConfig, []string{"hostname.conf:2: worker: /etc/hostname: not a"}},
+		{"check-config worker not a program", []string{"check-config", notProgram}, exitConfig, []string{`hostname.conf:2: worker: "/etc/hostname": not a`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runActd(t, tc.args...)

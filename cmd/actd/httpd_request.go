@@ -42,12 +42,15 @@ func readRequest(r *bufio.Reader) (keepAlive bool, status int) {
 		if line, err = r.ReadSlice('\n'); err != nil {
 			return false, readStatus(err, 431)
 		}
-		if size += len(line); n == maxHeaders || size > maxHead {
+		if size += len(line); size > maxHead {
 			return false, 431
 		}
 		h := trimEOL(line)
 		if len(h) == 0 {
 			break
+		}
+		if n == maxHeaders {
+			return false, 431
 		}
 		if keepAlive, length, status = parseHeader(h, keepAlive, length); status != 0 {
 			return false, status

@@ -101,6 +101,8 @@ func TestHandlerRejectsWhatIsNotHTTP(t *testing.T) {
 		{"folded header", "GET / HTTP/1.1\r\nX-A: b\r\n c\r\n\r\n", []string{"HTTP/1.1 400 Bad Request"}},
 		{"bad content length", "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", []string{"HTTP/1.1 400 Bad Request"}},
 		{"chunked body", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", []string{"HTTP/1.1 501 Not Implemented"}},
+		{"100 headers", "GET / HTTP/1.0\r\n" + strings.Repeat("X-A: b\r\n", maxHeaders) + "\r\n", []string{"HTTP/1.1 200 OK"}},
+		{"101 headers", "GET / HTTP/1.0\r\n" + strings.Repeat("X-A: b\r\n", maxHeaders+1) + "\r\n", []string{"HTTP/1.1 431 Request Header Fields Too Large"}},
 		{"10,000 headers", manyHeaders, []string{"HTTP/1.1 431 Request Header Fields Too Large"}},
 		{"a 10 KB header", "GET / HTTP/1.1\r\nX-A: " + strings.Repeat("b", 10<<10) + "\r\n\r\n", []string{"HTTP/1.1 431 Request Header Fields Too Large"}},
 	} {
@@ -163,5 +165,23 @@ func trickle(c net.Conn, s string, d time.Duration, done <-chan struct{}) {
 			return
 		case <-time.After(d):
 		}
+	}
+}
+
+// TestHandlerInPool: through a real pool, garbage gets 400 and the next
+// client is served.
+func TestHandlerInPool(t *testing.T) {
+	a := startActd(t, nil, "--max-children", "1")
+	c, err := net.DialTimeout("unix", a.sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "\x00\x01garbage\r\n\r\n")
+	if got, err := answers(c, 10*time.Second); err != nil || len(got) != 1 || got[0] != "HTTP/1.1 400 Bad Request" {
+		t.Errorf("got %q, %v; want one 400 and a close", got, err)
+	}
+	if body, err := a.get(); err != nil {
+		t.Errorf("after the garbage: got %q, %v; want an answer", body, err)
 	}
 }
