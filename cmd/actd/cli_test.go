@@ -36,7 +36,7 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"-h"}, []string{"usage: actd", "--busy-timeout D"}, ""},
 		{[]string{"help"}, []string{"usage: actd", "--listen ADDR"}, ""},
 		{[]string{"--listen", "127.0.0.1:0", "--help"}, []string{"usage: actd"}, ""},
-		{[]string{"status", "--help"}, []string{"usage: actd status"}, ""},
+		{[]string{"status", "--help"}, []string{"usage: actd status", "  --json"}, "\n  -json"},
 		{[]string{"--version"}, []string{"actd " + version}, ""},
 		{[]string{"version"}, []string{"actd " + version}, ""},
 	} {

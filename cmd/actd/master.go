@@ -182,20 +182,6 @@ func (m *master) exit(err error) int {
 // follows when the generation is up, without holding up the signal loop (a
 // SIGTERM during a slow reload stops at once). A bad configuration leaves the
 // running pool as it is and says why.
-// noteRestartOnly logs and notes the settings of cfg that the reload
-// cannot apply (keeping the running values in cfg), or clears the note if
-// there are none.
-func (m *master) noteRestartOnly(cfg *config.Config) {
-	keys := config.KeepStartOnly(m.cfg, cfg)
-	if len(keys) == 0 {
-		m.report.setNote("")
-		return
-	}
-	note := strings.Join(keys, ", ") + " changed: needs a restart, still running with the old value"
-	m.log.Warn(note, "event", "reload", "keys", keys)
-	m.report.setNote(note)
-}
-
 func (m *master) reload() {
 	m.notifier.Reloading()
 	cfg, err := config.Parse(m.args)
@@ -220,4 +206,18 @@ func (m *master) reload() {
 		m.report.refresh()
 		m.notifier.Ready()
 	}()
+}
+
+// noteRestartOnly logs and notes the settings of cfg that the reload
+// cannot apply (keeping the running values in cfg), or clears the note if
+// there are none.
+func (m *master) noteRestartOnly(cfg *config.Config) {
+	keys := config.KeepStartOnly(m.cfg, cfg)
+	if len(keys) == 0 {
+		m.report.setNote("")
+		return
+	}
+	note := strings.Join(keys, ", ") + " changed: needs a restart, still running with the old value"
+	m.log.Warn(note, "event", "reload", "keys", keys)
+	m.report.setNote(note)
 }

@@ -24,9 +24,9 @@ func runStatus(args []string) int {
 	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Println("usage: actd status [--json] [--control-socket PATH] [NAME]")
-		fs.SetOutput(os.Stdout)
-		fs.PrintDefaults()
+		fmt.Print("usage: actd status [--json] [--control-socket PATH] [NAME]\n\n" +
+			"  --json                 print the raw status document\n" +
+			"  --control-socket PATH  the pool's control socket (default: NAME's, else /run/actd/control.sock)\n")
 		return exitOK
 	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "actd status:", err)
