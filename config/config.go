@@ -90,8 +90,8 @@ func checkCommand(args, rest []string) error {
 	if dashed || strings.Contains(rest[0], "/") {
 		return nil
 	}
-	return &UsageError{Err: fmt.Errorf("unknown command %s: a worker program goes after -- (actd [flags] -- %s ...) or is a path (./%s)",
-		quoteKey(rest[0]), rest[0], rest[0])}
+	w := quoteKey(rest[0])
+	return &UsageError{Err: fmt.Errorf("unknown command %s: a worker program goes after -- (actd [flags] -- %s ...) or is a path (./%s)", w, w, w)}
 }
 
 // sources remembers the file line each key came from.

@@ -67,7 +67,8 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"stauts"}, []string{`unknown command "stauts": did you mean status?`, "after --"}},
 		{[]string{"check-confg", "x"}, []string{"did you mean check-config?"}},
 		{[]string{"verison"}, []string{"did you mean version?"}},
-		{[]string{"cat"}, []string{`unknown command "cat"`, "actd [flags] -- cat"}},
+		{[]string{"cat"}, []string{`unknown command "cat"`, "actd [flags] -- PROGRAM"}},
+		{[]string{"\xffx"}, []string{`unknown command "\xffx"`}},
 		{[]string{"--listen", "127.0.0.1:0", "cat"}, []string{"unknown command cat", "-- cat"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -101,7 +101,7 @@ func unknownCommand(name string) int {
 		msg += fmt.Sprintf(": did you mean %s?", near)
 	}
 	fmt.Fprintln(os.Stderr, msg)
-	fmt.Fprintf(os.Stderr, "A worker program goes after -- (actd [flags] -- %s ...) or is a path. See actd --help.\n", name)
+	fmt.Fprintln(os.Stderr, "A worker program goes after -- (actd [flags] -- PROGRAM [ARGS...]) or is a path (./PROGRAM). See actd --help.")
 	return exitUsage
 }
 
