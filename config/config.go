@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/actd/actd/protocol"
+
 	"github.com/actd/actd/activation"
 	"github.com/actd/actd/prefork"
 )
@@ -184,9 +186,9 @@ func (c *Config) validateWorker() error {
 		return &Error{Key: "handler-delay", Err: fmt.Errorf("%v: must be between 0 and 1m", c.HandlerDelay)}
 	case c.LogFormat != "auto" && c.LogFormat != "text" && c.LogFormat != "journal":
 		return &Error{Key: "log-format", Err: fmt.Errorf("%q: must be auto, text or journal", c.LogFormat)}
-	case len(c.Worker) == 0 && c.Pool.Mode == prefork.Shared && len(c.Exec) > 0:
+	case len(c.Worker) == 0 && c.Pool.Mode == protocol.Shared && len(c.Exec) > 0:
 		return &Error{Key: "exec", Err: errors.New("needs accept mode dispatch or exclusive")}
-	case len(c.Worker) == 0 && c.Pool.Mode == prefork.Shared:
+	case len(c.Worker) == 0 && c.Pool.Mode == protocol.Shared:
 		return &Error{Key: "accept", Err: errors.New("shared mode needs a worker COMMAND")}
 	}
 	return c.findPrograms()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
 func TestSplitWords(t *testing.T) {
@@ -61,7 +61,7 @@ worker = /bin/sh -c "exit 0" "my pool"
 		got, want any
 	}{
 		{"listen repeats", c.Listen, []string{"127.0.0.1:8080", "unix:/run/x.sock"}},
-		{"accept", c.Pool.Mode, prefork.Exclusive},
+		{"accept", c.Pool.Mode, protocol.Exclusive},
 		{"command line wins", c.Pool.MaxChildren, 16},
 		{"duration", c.Pool.ScalePeriod, 250 * time.Millisecond},
 		{"worker split", c.Worker, []string{"/bin/sh", "-c", "exit 0", "my pool"}},

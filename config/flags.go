@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
 // listFlag is a repeatable string flag.
@@ -82,7 +82,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 
 // finish converts the string-typed flags.
 func (v *rawValues) finish(c *Config) error {
-	m, err := prefork.ParseMode(v.accept)
+	m, err := protocol.ParseMode(v.accept)
 	if err != nil {
 		return &Error{Key: "accept", Err: err}
 	}

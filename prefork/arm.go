@@ -1,5 +1,7 @@
 package prefork
 
+import "github.com/actd/actd/protocol"
+
 // In exclusive mode the kernel wakes, of the children waiting with
 // EPOLLEXCLUSIVE, the one that registered first: a listener's wait queue
 // is in order of registration. So that the hot children are the low slots,
@@ -21,7 +23,7 @@ package prefork
 // while some may need it (armCheck): a child going idle costs no walk of
 // the pool in the steady state.
 func (p *Pool) armNext() {
-	if p.cfg.Mode != Exclusive || p.arming >= 0 || p.stop != nil || !p.armCheck {
+	if p.cfg.Mode != protocol.Exclusive || p.arming >= 0 || p.stop != nil || !p.armCheck {
 		return
 	}
 	waiting := false // a child to register is busy: look again later
@@ -36,7 +38,7 @@ func (p *Pool) armNext() {
 			continue
 		}
 		p.idle.remove(s.num) // a child registered behind is accepting: it is in the set
-		if p.send(s, Message{Type: Accept}) {
+		if p.send(s, protocol.Message{Type: protocol.Accept}) {
 			s.setState(ordered, p.now)
 			s.moving, s.behind = s.armed, false
 			p.arming = s.num

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/actd/actd/protocol"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -13,7 +15,7 @@ import (
 // registered in slot order.
 func armPool(t *testing.T, n int) (*Pool, []int) {
 	t.Helper()
-	p := benchPool(n, Exclusive)
+	p := benchPool(n, protocol.Exclusive)
 	p.arming = -1
 	children := backChannels(t, p)
 	for _, s := range p.slots {
@@ -51,7 +53,7 @@ func received(t *testing.T, fd int) []string {
 	t.Helper()
 	var got []string
 	for {
-		var buf [MessageSize]byte
+		var buf [protocol.MessageSize]byte
 		n, err := unix.Read(fd, buf[:])
 		if err == unix.EAGAIN {
 			return got
@@ -59,12 +61,12 @@ func received(t *testing.T, fd int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Decode(buf[:n])
+		m, err := protocol.Decode(buf[:n])
 		if err != nil {
 			t.Fatal(err)
 		}
 		o := string(rune(m.Type))
-		if m.Type == Accept && m.Value == KeepAccepting {
+		if m.Type == protocol.Accept && m.Value == protocol.KeepAccepting {
 			o += "+"
 		}
 		got = append(got, o)
@@ -76,7 +78,7 @@ func received(t *testing.T, fd int) []string {
 // kernel's wake order is slot order again. A child told so while it serves a
 // connection reports that connection (S, B, I) before it registers (I).
 func TestRegisterAgain(t *testing.T) {
-	step := func(t *testing.T, p *Pool, s *slot, m Message) {
+	step := func(t *testing.T, p *Pool, s *slot, m protocol.Message) {
 		t.Helper()
 		if err := p.onMessage(s, m); err != nil {
 			t.Fatalf("slot %d, %v: %v", s.num, m.Type, err)
@@ -84,18 +86,18 @@ func TestRegisterAgain(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		slot1     []Message // what slot 1 sends after its go-ahead, before it has registered again
-		registers []int     // then the slots that answer I (registered), in turn
-		orders    []string  // A orders received by slots 0, 1, 2
-		served    uint64    // by slot 1
+		slot1     []protocol.Message // what slot 1 sends after its go-ahead, before it has registered again
+		registers []int              // then the slots that answer I (registered), in turn
+		orders    []string           // A orders received by slots 0, 1, 2
+		served    uint64             // by slot 1
 	}{
 		{"idle", nil, []int{1, 2}, []string{"A", "A", "A"}, 0},
-		{"short connections", []Message{{Type: Served, Value: 3}}, []int{1, 2}, []string{"A", "A", "A"}, 3},
+		{"short connections", []protocol.Message{{Type: protocol.Served, Value: 3}}, []int{1, 2}, []string{"A", "A", "A"}, 3},
 		// Busy, slot 1 lets slot 2 go first; slot 2 then goes again.
-		{"long connection", []Message{{Type: Served, Value: 1}, {Type: Busy}, {Type: Idle}}, []int{2, 1, 2}, []string{"A", "A", "AA"}, 2},
+		{"long connection", []protocol.Message{{Type: protocol.Served, Value: 1}, {Type: protocol.Busy}, {Type: protocol.Idle}}, []int{2, 1, 2}, []string{"A", "A", "AA"}, 2},
 		// Slot 2 may have registered before slot 1 did, its I read after
 		// slot 1's: it goes again.
-		{"long connection, slot 2 heard last", []Message{{Type: Busy}, {Type: Idle}}, []int{1, 2, 2}, []string{"A", "A", "AA"}, 1},
+		{"long connection, slot 2 heard last", []protocol.Message{{Type: protocol.Busy}, {Type: protocol.Idle}}, []int{1, 2, 2}, []string{"A", "A", "AA"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,15 +108,15 @@ func TestRegisterAgain(t *testing.T) {
 			p.armCheck = true // as start does
 			p.idle.remove(0)
 			p.armNext()
-			step(t, p, s0, Message{Type: Idle})                  // registered, behind 1 and 2
-			if s1.state != ordered || !s1.moving || !s2.behind { // slot 1 told first
+			step(t, p, s0, protocol.Message{Type: protocol.Idle}) // registered, behind 1 and 2
+			if s1.state != ordered || !s1.moving || !s2.behind {  // slot 1 told first
 				t.Fatalf("after slot 0 registered: slot 1 %c moving %v, slot 2 behind %v", s1.letter(), s1.moving, s2.behind)
 			}
 			for _, m := range tt.slot1 {
 				step(t, p, s1, m)
 			}
 			for _, n := range tt.registers {
-				step(t, p, p.slots[n], Message{Type: Idle})
+				step(t, p, p.slots[n], protocol.Message{Type: protocol.Idle})
 			}
 			var got []string
 			for i, fd := range children {

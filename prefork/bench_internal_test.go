@@ -5,17 +5,19 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/protocol"
 )
 
 // benchPool is a pool of n children in the master's bookkeeping only: no
 // processes, no fds. It measures the master's own work per message.
-func benchPool(n int, mode Mode) *Pool {
+func benchPool(n int, mode protocol.Mode) *Pool {
 	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
 		ready: &readiness{ch: make(chan struct{})}, now: time.Now(), arming: -1}
 	p.cfg.Mode = mode
 	p.cfg.MaxChildren = max(n, 1)
 	for i := range n {
-		s := &slot{num: i, pidfd: -1, ch: -1, helloed: true, armed: mode == Exclusive}
+		s := &slot{num: i, pidfd: -1, ch: -1, helloed: true, armed: mode == protocol.Exclusive}
 		s.setState(idle, p.now)
 		p.slots = append(p.slots, s)
 		p.idle.add(i)
@@ -29,17 +31,17 @@ func benchPool(n int, mode Mode) *Pool {
 func BenchmarkConnection(b *testing.B) {
 	for _, n := range []int{4, 64, 1024} {
 		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) {
-			p := benchPool(n, Exclusive)
+			p := benchPool(n, protocol.Exclusive)
 			for i := 0; i < n; i += 2 {
-				p.onMessage(p.slots[i], Message{Type: Busy})
+				p.onMessage(p.slots[i], protocol.Message{Type: protocol.Busy})
 			}
 			s := p.slots[n-1]
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := p.onMessage(s, Message{Type: Busy}); err != nil {
+				if err := p.onMessage(s, protocol.Message{Type: protocol.Busy}); err != nil {
 					b.Fatal(err)
 				}
-				if err := p.onMessage(s, Message{Type: Idle}); err != nil {
+				if err := p.onMessage(s, protocol.Message{Type: protocol.Idle}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -65,10 +67,10 @@ func BenchmarkDispatchAnswers(b *testing.B) {
 				p.idle.remove(s.num) // as order does, without the write
 				s.setState(ordered, p.now)
 				l.orders++
-				if err := p.onMessage(s, Message{Type: Busy}); err != nil {
+				if err := p.onMessage(s, protocol.Message{Type: protocol.Busy}); err != nil {
 					b.Fatal(err)
 				}
-				if err := p.onMessage(s, Message{Type: Idle}); err != nil {
+				if err := p.onMessage(s, protocol.Message{Type: protocol.Idle}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -98,7 +100,7 @@ func BenchmarkPickLowestIdle(b *testing.B) {
 func BenchmarkSpamdScan(b *testing.B) {
 	for _, n := range []int{4, 64, 1024} {
 		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) {
-			p := benchPool(n, Exclusive)
+			p := benchPool(n, protocol.Exclusive)
 			for i := 0; i < n-1; i++ {
 				p.slots[i].state = busy
 			}

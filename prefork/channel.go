@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/actd/actd/protocol"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +19,7 @@ func (p *Pool) readChannel(s *slot) {
 	if s.ch < 0 {
 		return
 	}
-	var buf [2 * MessageSize]byte // a longer packet shows as garbage, not as a valid prefix
+	var buf [2 * protocol.MessageSize]byte // a longer packet shows as garbage, not as a valid prefix
 	n, err := rawRead(s.ch, buf[:])
 	switch {
 	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
@@ -26,7 +28,7 @@ func (p *Pool) readChannel(s *slot) {
 		p.closeChannel(s)
 		return
 	}
-	m, err := Decode(buf[:n])
+	m, err := protocol.Decode(buf[:n])
 	if err == nil {
 		err = p.onMessage(s, m)
 	}
@@ -38,25 +40,25 @@ func (p *Pool) readChannel(s *slot) {
 
 // onMessage applies one message from slot s. It returns an error wrapping
 // ErrGarbage if the message does not fit the slot's state.
-func (p *Pool) onMessage(s *slot, m Message) error {
+func (p *Pool) onMessage(s *slot, m protocol.Message) error {
 	s.heard = p.now
 	switch {
-	case m.Type == Hello && s.state == starting && !s.helloed:
+	case m.Type == protocol.Hello && s.state == starting && !s.helloed:
 		s.helloed = true
 		p.ready.check(p)
-	case m.Type == Idle:
+	case m.Type == protocol.Idle:
 		return p.onIdle(s)
-	case m.Type == Busy:
+	case m.Type == protocol.Busy:
 		return p.onBusy(s, m)
-	case m.Type == Served:
+	case m.Type == protocol.Served:
 		return p.onServed(s, m)
-	case m.Type == Pong:
+	case m.Type == protocol.Pong:
 		if m.Value == s.pingSeq {
 			s.pingSentAt = time.Time{}
 			p.stats.pingFails = 0
 		}
 	default:
-		return fmt.Errorf("%w: %v from a child in state %c", ErrGarbage, m.Type, s.letter())
+		return fmt.Errorf("%w: %v from a child in state %c", protocol.ErrGarbage, m.Type, s.letter())
 	}
 	return nil
 }
@@ -66,7 +68,7 @@ func (p *Pool) onIdle(s *slot) error {
 	switch {
 	case s.state == starting && s.helloed:
 		defer p.ready.check(p)
-	case s.state == ordered && p.cfg.Mode == Exclusive: // registered its listeners
+	case s.state == ordered && p.cfg.Mode == protocol.Exclusive: // registered its listeners
 		p.armed(s)
 	case s.state == ordered: // the accept found nothing
 		defer p.resolveOrder(s, false) // once idle: it may take the next order itself
@@ -80,7 +82,7 @@ func (p *Pool) onIdle(s *slot) error {
 			return nil
 		}
 	default:
-		return fmt.Errorf("%w: idle from a child in state %c", ErrGarbage, s.letter())
+		return fmt.Errorf("%w: idle from a child in state %c", protocol.ErrGarbage, s.letter())
 	}
 	s.setState(idle, p.now)
 	p.settle(s)
@@ -104,7 +106,7 @@ func (p *Pool) settle(s *slot) {
 		return
 	}
 	defer p.armNext()
-	if p.cfg.Mode == Exclusive && !s.armed {
+	if p.cfg.Mode == protocol.Exclusive && !s.armed {
 		return // not accepting yet: armNext gets to it in slot order
 	}
 	p.idle.add(s.num)
@@ -113,20 +115,20 @@ func (p *Pool) settle(s *slot) {
 }
 
 // onBusy: a child accepted a connection.
-func (p *Pool) onBusy(s *slot, m Message) error {
+func (p *Pool) onBusy(s *slot, m protocol.Message) error {
 	switch {
-	case s.state == ordered && p.cfg.Mode == Dispatch:
+	case s.state == ordered && p.cfg.Mode == protocol.Dispatch:
 		p.resolveOrder(s, true)
-	case s.state == idle && p.cfg.Mode == Exclusive:
+	case s.state == idle && p.cfg.Mode == protocol.Exclusive:
 		p.idle.remove(s.num)
 		s.listener = int(m.Listener)
 	case s.state == ordered && s.moving: // accepted before it read the order
 		p.movingBusy(s)
 		s.listener = int(m.Listener)
-	case s.state == busy && p.cfg.Mode == Dispatch: // another, under KeepAccepting
+	case s.state == busy && p.cfg.Mode == protocol.Dispatch: // another, under KeepAccepting
 		s.listener = int(m.Listener)
 	default:
-		return fmt.Errorf("%w: busy from a child in state %c", ErrGarbage, s.letter())
+		return fmt.Errorf("%w: busy from a child in state %c", protocol.ErrGarbage, s.letter())
 	}
 	s.setState(busy, p.now)
 	s.served++
@@ -140,11 +142,11 @@ func (p *Pool) onBusy(s *slot, m Message) error {
 // docs/protocol.md): count them. In exclusive mode they come from an idle
 // child; in dispatch mode from a busy one under KeepAccepting, whose busy
 // clock they restart.
-func (p *Pool) onServed(s *slot, m Message) error {
-	exclusive := p.cfg.Mode == Exclusive && (s.state == idle || s.state == ordered && s.moving)
-	dispatch := p.cfg.Mode == Dispatch && s.state == busy
+func (p *Pool) onServed(s *slot, m protocol.Message) error {
+	exclusive := p.cfg.Mode == protocol.Exclusive && (s.state == idle || s.state == ordered && s.moving)
+	dispatch := p.cfg.Mode == protocol.Dispatch && s.state == busy
 	if !exclusive && !dispatch {
-		return fmt.Errorf("%w: served from a child in state %c", ErrGarbage, s.letter())
+		return fmt.Errorf("%w: served from a child in state %c", protocol.ErrGarbage, s.letter())
 	}
 	if dispatch {
 		s.since = p.now
@@ -166,11 +168,11 @@ func (p *Pool) onServed(s *slot, m Message) error {
 // send writes m to slot s. The channel is non-blocking: a child that lets
 // its queue fill up does not read it, and is killed. It reports whether the
 // message went out.
-func (p *Pool) send(s *slot, m Message) bool {
+func (p *Pool) send(s *slot, m protocol.Message) bool {
 	if s.ch < 0 {
 		return false
 	}
-	var buf [MessageSize]byte
+	var buf [protocol.MessageSize]byte
 	if _, err := rawWrite(s.ch, m.Encode(buf[:])); err != nil {
 		p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err))
 		return false

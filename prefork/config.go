@@ -3,6 +3,8 @@ package prefork
 import (
 	"fmt"
 	"time"
+
+	"github.com/actd/actd/protocol"
 )
 
 // MaxSlots is the largest pool a Config may ask for.
@@ -19,7 +21,7 @@ type Program struct {
 // Config holds the pool settings. The zero value is not valid: start from
 // DefaultConfig. Field comments name the actd flag and the default.
 type Config struct {
-	Mode            Mode          // --accept, dispatch
+	Mode            protocol.Mode // --accept, dispatch
 	Program         Program       // the worker
 	MinChildren     int           // --min-children, 1
 	MaxChildren     int           // --max-children, 32 (at most MaxSlots)
@@ -39,7 +41,7 @@ type Config struct {
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		Mode:          Dispatch,
+		Mode:          protocol.Dispatch,
 		MinChildren:   1,
 		MaxChildren:   32,
 		MinSpare:      1,
@@ -75,7 +77,7 @@ func (c Config) Validate() error {
 		value   any
 		allowed string
 	}{
-		{c.Mode >= Dispatch && c.Mode <= Shared, "accept", c.Mode, "dispatch, exclusive or shared"},
+		{c.Mode >= protocol.Dispatch && c.Mode <= protocol.Shared, "accept", c.Mode, "dispatch, exclusive or shared"},
 		{c.MaxChildren >= 1 && c.MaxChildren <= MaxSlots, "max-children", c.MaxChildren, fmt.Sprintf("between 1 and %d", MaxSlots)},
 		{c.MinChildren >= 0 && c.MinChildren <= c.MaxChildren, "min-children", c.MinChildren, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
 		{c.MinSpare >= 0 && c.MinSpare <= c.MaxChildren, "min-spare", c.MinSpare, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
@@ -83,7 +85,7 @@ func (c Config) Validate() error {
 		{c.StartChildren >= 1 && c.StartChildren <= c.MaxChildren, "start-children", c.StartChildren, fmt.Sprintf("between 1 and --max-children (%d)", c.MaxChildren)},
 		{c.ScalePeriod >= 10*time.Millisecond && c.ScalePeriod <= time.Minute, "scale-period", c.ScalePeriod, "between 10ms and 1m"},
 		{c.MaxConnPerChild >= 0, "max-conn-per-child", c.MaxConnPerChild, "0 (off) or more"},
-		{c.MaxConnPerChild == 0 || c.Mode != Shared, "max-conn-per-child", c.MaxConnPerChild, "0 in shared mode (children there do not report connections)"},
+		{c.MaxConnPerChild == 0 || c.Mode != protocol.Shared, "max-conn-per-child", c.MaxConnPerChild, "0 in shared mode (children there do not report connections)"},
 		{c.PingInterval >= 10*time.Millisecond, "ping-interval", c.PingInterval, "at least 10ms"},
 		{c.PingTimeout >= 10*time.Millisecond, "ping-timeout", c.PingTimeout, "at least 10ms"},
 		{c.StartTimeout >= 10*time.Millisecond, "start-timeout", c.StartTimeout, "at least 10ms"},

@@ -1,6 +1,10 @@
 package prefork
 
-import "time"
+import (
+	"time"
+
+	"github.com/actd/actd/protocol"
+)
 
 // The per-connection path in dispatch mode, top to bottom:
 //
@@ -52,7 +56,7 @@ func (p *Pool) dispatch(l *listener) {
 		}
 		// More wait than there are idle children: let this one go on
 		// accepting after its connection.
-		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(KeepAcceptingBatch)
+		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(protocol.KeepAcceptingBatch)
 		p.order(p.slots[n], l, keep)
 	}
 	p.arm(l, l.edge) // an edge-triggered listener is watched again after overload
@@ -63,9 +67,9 @@ func (p *Pool) dispatch(l *listener) {
 // whose back-channel will not take the order is killed.
 func (p *Pool) order(s *slot, l *listener, keep bool) {
 	p.idle.remove(s.num)
-	m := Message{Type: Accept, Listener: uint16(l.index)}
+	m := protocol.Message{Type: protocol.Accept, Listener: uint16(l.index)}
 	if keep {
-		m.Value = KeepAccepting
+		m.Value = protocol.KeepAccepting
 		p.stats.KeepOrders++
 	}
 	if !p.send(s, m) {
@@ -101,7 +105,7 @@ func (p *Pool) overloaded(l *listener) {
 // An order that took nothing may leave the connection it was sent for
 // without one, so the queue is looked at again.
 func (p *Pool) resolveOrder(s *slot, took bool) {
-	if p.cfg.Mode != Dispatch {
+	if p.cfg.Mode != protocol.Dispatch {
 		return // exclusive mode: the arming order, see arm.go
 	}
 	l := p.listeners[s.listener]
@@ -117,7 +121,7 @@ func (p *Pool) resolveOrder(s *slot, took bool) {
 // an edge-triggered listener that found none is dispatched again; a
 // level-triggered one is watched again.
 func (p *Pool) rearm(l *listener) {
-	if p.stop != nil || p.cfg.Mode != Dispatch || p.idle.len() == 0 {
+	if p.stop != nil || p.cfg.Mode != protocol.Dispatch || p.idle.len() == 0 {
 		return
 	}
 	if l.edge {

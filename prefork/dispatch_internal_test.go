@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/protocol"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -21,7 +23,7 @@ func dispatchPool(t testing.TB, n int) (*Pool, []int, net.Addr) {
 // dispatchPoolOn is dispatchPool with a listener on network and address.
 func dispatchPoolOn(t testing.TB, n int, network, address string) (*Pool, []int, net.Addr) {
 	t.Helper()
-	p := benchPool(n, Dispatch)
+	p := benchPool(n, protocol.Dispatch)
 	poll, err := newPoller()
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func takeOne(t *testing.T, p *Pool) {
 // connection left without an order (an order used before its B was read)
 // gets one when that B is read; an order that found nothing is given again.
 func TestDispatchOrders(t *testing.T) {
-	step := func(t *testing.T, p *Pool, n int, m Message) {
+	step := func(t *testing.T, p *Pool, n int, m protocol.Message) {
 		t.Helper()
 		if err := p.onMessage(p.slots[n], m); err != nil {
 			t.Fatalf("slot %d, %v: %v", n, m.Type, err)
@@ -133,9 +135,9 @@ func TestDispatchOrders(t *testing.T) {
 				queueUp(t, p, addr, 1, 2)
 				p.dispatch(p.listeners[0]) // slot 1
 				takeOne(t, p)              // slot 0's accept
-				step(t, p, 0, Message{Type: Busy})
+				step(t, p, 0, protocol.Message{Type: protocol.Busy})
 				takeOne(t, p) // slot 1's
-				step(t, p, 1, Message{Type: Busy})
+				step(t, p, 1, protocol.Message{Type: protocol.Busy})
 			},
 			orders: [][]string{{"A"}, {"A"}, nil, nil},
 		},
@@ -150,7 +152,7 @@ func TestDispatchOrders(t *testing.T) {
 				if p.listeners[0].orders != 1 || !p.listeners[0].unsure {
 					t.Fatalf("orders %d, unsure %v; want 1, true", p.listeners[0].orders, p.listeners[0].unsure)
 				}
-				step(t, p, 0, Message{Type: Busy})
+				step(t, p, 0, protocol.Message{Type: protocol.Busy})
 			},
 			orders: [][]string{{"A"}, {"A"}, nil, nil},
 		},
@@ -161,7 +163,7 @@ func TestDispatchOrders(t *testing.T) {
 				p.dispatch(p.listeners[0]) // slot 0
 				takeOne(t, p)              // another took it
 				queueUp(t, p, addr, 1, 1)  // its event not handled yet
-				step(t, p, 0, Message{Type: Idle})
+				step(t, p, 0, protocol.Message{Type: protocol.Idle})
 			},
 			orders: [][]string{{"A", "A"}, nil, nil, nil},
 		},
@@ -210,7 +212,7 @@ func TestLevelListenerOneOrder(t *testing.T) {
 	if l.orders != 1 || l.armed || !p.wantReports() {
 		t.Fatalf("after the order: orders %d, watched %v, reports wanted %v; want 1, false, true", l.orders, l.armed, p.wantReports())
 	}
-	if err := p.onMessage(p.slots[0], Message{Type: Busy}); err != nil {
+	if err := p.onMessage(p.slots[0], protocol.Message{Type: protocol.Busy}); err != nil {
 		t.Fatal(err)
 	}
 	if l.orders != 0 || !l.armed || p.wantReports() {

@@ -17,7 +17,7 @@
 // Slots, not PIDs, order the children: the lowest idle slot is ordered to
 // accept (dispatch mode), found in constant time (idleSet); handling a
 // message costs the same whatever the pool size. Messages are 8 bytes
-// (message.go, docs/protocol.md).
+// (package protocol, docs/protocol.md).
 //
 // Accept modes: Dispatch (the master watches the listeners and orders),
 // Exclusive (children wait with EPOLLEXCLUSIVE and accept by themselves, still

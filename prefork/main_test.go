@@ -17,6 +17,7 @@ import (
 
 	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/prefork/worker"
+	"github.com/actd/actd/protocol"
 )
 
 // envWorker switches the test binary into a child: TestMain runs the worker
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(envWorker); name != "" {
 		os.Exit(runTestWorker(name))
 	}
-	if os.Getenv(prefork.EnvSlot) != "" {
+	if os.Getenv(protocol.EnvSlot) != "" {
 		// Started by a pool without a worker name: never run the tests
 		// recursively.
 		fmt.Fprintln(os.Stderr, "test binary started as a child without", envWorker)
@@ -112,9 +113,9 @@ func misbehave(how string) int {
 		return 1
 	}
 	send := func(b []byte) { unix.Write(env.Channel, b) }
-	var buf [prefork.MessageSize]byte
-	send(prefork.Message{Type: prefork.Hello, Value: uint32(os.Getpid())}.Encode(buf[:]))
-	send(prefork.Message{Type: prefork.Idle}.Encode(buf[:]))
+	var buf [protocol.MessageSize]byte
+	send(protocol.Message{Type: protocol.Hello, Value: uint32(os.Getpid())}.Encode(buf[:]))
+	send(protocol.Message{Type: protocol.Idle}.Encode(buf[:]))
 	if how == "garbage" {
 		send([]byte("HELLO MASTER, I AM GARBAGE"))
 	}
@@ -123,7 +124,7 @@ func misbehave(how string) int {
 }
 
 func echo(delay time.Duration) worker.Handler {
-	id := "slot=" + os.Getenv(prefork.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
+	id := "slot=" + os.Getenv(protocol.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
 	acceptLog := os.Getenv("ACTD_TEST_ACCEPTLOG")
 	return func(c net.Conn) {
 		line, err := bufio.NewReader(c).ReadString('\n')
@@ -262,7 +263,7 @@ func snapshot(t *testing.T, p *testPool) prefork.Snapshot {
 }
 
 // fastConfig is a config with short periods for tests.
-func fastConfig(mode prefork.Mode) prefork.Config {
+func fastConfig(mode protocol.Mode) prefork.Config {
 	c := prefork.DefaultConfig()
 	c.Mode = mode
 	c.ScalePeriod = 50 * time.Millisecond

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/actd/actd/protocol"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +75,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
 		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1, arming: -1}
 	for i, l := range listeners {
-		ln, err := newListener(l, i, cfg.Mode != Shared, cfg.Mode == Dispatch)
+		ln, err := newListener(l, i, cfg.Mode != protocol.Shared, cfg.Mode == protocol.Dispatch)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +136,7 @@ func (p *Pool) Run(ctx context.Context) error {
 // that forked them. Such a loop blocks in epoll_wait; any other parks in the
 // Go netpoller, where a locked thread would make every wakeup a handoff
 // between threads.
-func (p *Pool) pinned() bool { return p.cfg.Mode == Shared }
+func (p *Pool) pinned() bool { return p.cfg.Mode == protocol.Shared }
 
 // setup opens the loop's fds: epoll, the wake eventfd, /dev/null.
 func (p *Pool) setup() error {
@@ -164,7 +166,7 @@ func (p *Pool) setup() error {
 		return fmt.Errorf("open /dev/null: %w", err)
 	}
 	p.stdout, p.stderr = openOr(1, p.devnull), openOr(2, p.devnull)
-	if p.cfg.Mode == Dispatch {
+	if p.cfg.Mode == protocol.Dispatch {
 		for _, l := range p.listeners {
 			if err := p.poll.add(l.FD, p.listenEvents(l, true), kindListener, l.index); err != nil {
 				return err

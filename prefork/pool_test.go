@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
-var protocolModes = []prefork.Mode{prefork.Dispatch, prefork.Exclusive}
+var protocolModes = []protocol.Mode{protocol.Dispatch, protocol.Exclusive}
 
 // TestEveryConnectionServedOnce sends 300 numbered requests, several at a
 // time, and checks each got exactly its own answer and the pool counted each
@@ -24,15 +25,15 @@ var protocolModes = []prefork.Mode{prefork.Dispatch, prefork.Exclusive}
 func TestEveryConnectionServedOnce(t *testing.T) {
 	cases := []struct {
 		name      string
-		mode      prefork.Mode
+		mode      protocol.Mode
 		children  int // start and max
 		conc      int
 		saturated bool // KeepAccepting orders expected
 	}{
-		{"dispatch", prefork.Dispatch, 3, 6, false},
-		{"exclusive", prefork.Exclusive, 3, 6, false},
-		{"shared", prefork.Shared, 3, 6, false},
-		{"dispatch-saturated", prefork.Dispatch, 2, 16, true},
+		{"dispatch", protocol.Dispatch, 3, 6, false},
+		{"exclusive", protocol.Exclusive, 3, 6, false},
+		{"shared", protocol.Shared, 3, 6, false},
+		{"dispatch-saturated", protocol.Dispatch, 2, 16, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +50,7 @@ func TestEveryConnectionServedOnce(t *testing.T) {
 					t.Errorf("request %d: got %q, want an answer ending %q", i, a, want)
 				}
 			}
-			if tc.mode == prefork.Shared {
+			if tc.mode == protocol.Shared {
 				return
 			}
 			// A child reports a short connection after closing it:
@@ -61,7 +62,7 @@ func TestEveryConnectionServedOnce(t *testing.T) {
 				t.Errorf("served = %d, want exactly %d", stats.Served, n)
 			}
 			if tc.saturated && stats.KeepOrders == 0 {
-				t.Errorf("no KeepAccepting order with %d clients on %d children (orders %d, overloads %d)",
+				t.Errorf("no protocol.KeepAccepting order with %d clients on %d children (orders %d, overloads %d)",
 					tc.conc, tc.children, stats.Orders, stats.Overloads)
 			}
 		})
@@ -110,7 +111,7 @@ func TestHotSlot(t *testing.T) {
 // little else, in every mode (a loop that polls instead of sleeping turns
 // over millions of times a second).
 func TestIdleLoopSleeps(t *testing.T) {
-	for _, mode := range append(protocolModes, prefork.Shared) {
+	for _, mode := range append(protocolModes, protocol.Shared) {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode) // a tick every 50ms
 			p := startPool(t, cfg, "echo")
@@ -127,7 +128,7 @@ func TestIdleLoopSleeps(t *testing.T) {
 // higher ones run gets back to the front of the kernel's wake order (the
 // higher ones register again behind it), so it is the hot one again.
 func TestHotSlotAfterRestart(t *testing.T) {
-	cfg := fastConfig(prefork.Exclusive)
+	cfg := fastConfig(protocol.Exclusive)
 	cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 3, 2, 3
 	p := startPool(t, cfg, "echo")
 	eventually(t, "3 idle children", func() bool { return scoreboard(snapshot(t, p)) == "III" })
@@ -240,7 +241,7 @@ func TestBurstGrowsAndShrinks(t *testing.T) {
 // TestKilledChildReplaced: SIGKILL a child; a new one takes its slot and the
 // pool keeps serving.
 func TestKilledChildReplaced(t *testing.T) {
-	for _, mode := range append(protocolModes, prefork.Shared) {
+	for _, mode := range append(protocolModes, protocol.Shared) {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren = 2
@@ -294,7 +295,7 @@ func TestMisbehavingChildKilled(t *testing.T) {
 // TestCrashingWorkerBacksOff: a worker that dies at start is restarted with
 // growing delays, not in a loop, and the snapshot says so.
 func TestCrashingWorkerBacksOff(t *testing.T) {
-	cfg := fastConfig(prefork.Dispatch)
+	cfg := fastConfig(protocol.Dispatch)
 	cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 4, 4, 8
 	cfg.StartTimeout = 300 * time.Millisecond // let Ready fire though nothing starts
 	p := startPool(t, cfg, "crash")
@@ -373,7 +374,7 @@ func TestDrainSaturated(t *testing.T) {
 // TestReload: a reload starts a new generation with new PIDs and retires the
 // old one, while requests keep being served.
 func TestReload(t *testing.T) {
-	for _, mode := range append(protocolModes, prefork.Shared) {
+	for _, mode := range append(protocolModes, protocol.Shared) {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren = 2
@@ -410,7 +411,7 @@ func TestReload(t *testing.T) {
 // TestEMFILEDoesNotSpin: a child whose accepts fail with EMFILE backs off; the
 // waiting connection is offered again a few times a second, not in a loop.
 func TestEMFILEDoesNotSpin(t *testing.T) {
-	cfg := fastConfig(prefork.Dispatch)
+	cfg := fastConfig(protocol.Dispatch)
 	cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 1, 0, 1
 	cfg.PingTimeout = 2 * time.Second // above the child's longest pause (1s): it is not hung
 	p := startPool(t, cfg, "fdhog")
@@ -457,7 +458,7 @@ func TestBusyTimeout(t *testing.T) {
 // TestRecycle: --max-conn-per-child retires a child after about that many
 // connections (less up to a tenth), with a drain, never mid-connection.
 func TestRecycle(t *testing.T) {
-	cfg := fastConfig(prefork.Dispatch)
+	cfg := fastConfig(protocol.Dispatch)
 	cfg.StartChildren, cfg.MaxConnPerChild = 2, 10
 	p := startPool(t, cfg, "echo")
 	pids := map[string]int{}

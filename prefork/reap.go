@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/actd/actd/protocol"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +29,7 @@ func (p *Pool) start() bool {
 	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
 		started: p.now, heard: p.now, limit: p.jitteredLimit()}
 	s.setState(starting, p.now)
-	if p.cfg.Mode == Shared {
+	if p.cfg.Mode == protocol.Shared {
 		s.setState(running, p.now)
 	}
 	p.slots[num] = s
@@ -98,7 +100,7 @@ func (p *Pool) noteExit(s *slot, exit string) {
 	}
 	p.stats.Respawned++
 	p.replace++
-	if !s.helloed && p.cfg.Mode != Shared || age < youngAge {
+	if !s.helloed && p.cfg.Mode != protocol.Shared || age < youngAge {
 		p.backoff.fail(p.now, exit)
 		p.log.Error("worker died young", "event", "crash", "slot", s.num, "pid", s.pid,
 			"exit", exit, "age", age.Round(time.Millisecond), "retry_in", p.backoff.delay())
@@ -131,11 +133,11 @@ func (p *Pool) retire(s *slot, why string) {
 	if s.state != busy && s.state != ordered {
 		s.deadline = p.now.Add(p.cfg.PingTimeout)
 	}
-	if p.cfg.Mode == Shared {
+	if p.cfg.Mode == protocol.Shared {
 		p.signal(s, unix.SIGTERM)
 		s.deadline = p.now.Add(p.cfg.GracefulTimeout)
 	} else if s.ch >= 0 {
-		p.send(s, Message{Type: Drain})
+		p.send(s, protocol.Message{Type: protocol.Drain})
 	}
 	if why != "stop" {
 		event := "retire"

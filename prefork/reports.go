@@ -1,5 +1,7 @@
 package prefork
 
+import "github.com/actd/actd/protocol"
+
 // The children's reports (their back-channels) sit in an epoll set of their
 // own, nested in the loop's set. In dispatch mode the master reads them when
 // it needs them (before it picks a child for a connection, at every tick,
@@ -76,7 +78,7 @@ func (p *Pool) harvestOnce() {
 
 // wantReports reports whether children's messages must wake the loop.
 func (p *Pool) wantReports() bool {
-	if p.cfg.Mode != Dispatch || p.stop != nil || p.reports.starting {
+	if p.cfg.Mode != protocol.Dispatch || p.stop != nil || p.reports.starting {
 		return true
 	}
 	for _, l := range p.listeners {

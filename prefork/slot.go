@@ -1,6 +1,8 @@
 package prefork
 
-import "time"
+import (
+	"time"
+)
 
 // state is where a slot's child is in the protocol.
 type state uint8

@@ -3,8 +3,11 @@ package prefork
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/actd/actd/protocol"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,20 +31,20 @@ func childEnv(cfg Config, listeners []*listener) []string {
 		names[i] = l.Name
 	}
 	env = append(env,
-		EnvProtocol+"="+itoa(ProtocolVersion),
-		EnvMode+"="+cfg.Mode.String(),
-		EnvListenFDs+"="+itoa(len(listeners)),
-		EnvListenFDNames+"="+strings.Join(names, ":"),
+		protocol.EnvProtocol+"="+strconv.Itoa(protocol.Version),
+		protocol.EnvMode+"="+cfg.Mode.String(),
+		protocol.EnvListenFDs+"="+strconv.Itoa(len(listeners)),
+		protocol.EnvListenFDNames+"="+strings.Join(names, ":"),
 	)
-	if cfg.Mode.speaksProtocol() {
-		env = append(env, EnvChannelFD+"="+itoa(ChannelFD(len(listeners))))
+	if cfg.Mode.SpeaksProtocol() {
+		env = append(env, protocol.EnvChannelFD+"="+strconv.Itoa(protocol.ChannelFD(len(listeners))))
 	}
 	return env
 }
 
 func stripped(kv string) bool {
 	name, _, _ := strings.Cut(kv, "=")
-	for _, s := range strippedEnv {
+	for _, s := range protocol.MasterEnv {
 		if name == s {
 			return true
 		}
@@ -59,12 +62,12 @@ type child struct {
 // pid, a pidfd, and the master's end of the back-channel (-1 in shared mode).
 func (p *Pool) spawn(num int) (child, error) {
 	c := child{ch: -1, pidfd: -1}
-	files := make([]uintptr, 0, FirstListenerFD+len(p.listeners)+1)
+	files := make([]uintptr, 0, protocol.FirstListenerFD+len(p.listeners)+1)
 	files = append(files, uintptr(p.devnull), uintptr(p.stdout), uintptr(p.stderr))
 	for _, l := range p.listeners {
 		files = append(files, uintptr(l.FD))
 	}
-	if p.cfg.Mode.speaksProtocol() {
+	if p.cfg.Mode.SpeaksProtocol() {
 		master, child, err := backChannel()
 		if err != nil {
 			return c, fmt.Errorf("spawn slot %d: %w", num, err)
@@ -74,14 +77,14 @@ func (p *Pool) spawn(num int) (child, error) {
 		files = append(files, uintptr(child))
 	}
 	attr := &syscall.ProcAttr{
-		Env:   append(p.env[:len(p.env):len(p.env)], EnvSlot+"="+itoa(num)),
+		Env:   append(p.env[:len(p.env):len(p.env)], protocol.EnvSlot+"="+strconv.Itoa(num)),
 		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Setpgid: true, // a terminal's ^C reaches the master only; it drains
 			PidFD:   &c.pidfd,
 		},
 	}
-	if !p.cfg.Mode.speaksProtocol() {
+	if !p.cfg.Mode.SpeaksProtocol() {
 		// No back-channel to read EOF from. The master's loop runs on a
 		// locked thread that lives as long as Run, so this signal follows
 		// the master, not some short-lived thread.

@@ -3,6 +3,8 @@ package prefork
 import (
 	"fmt"
 
+	"github.com/actd/actd/protocol"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -75,7 +77,7 @@ func (p *Pool) checkPing(s *slot) {
 		return
 	}
 	s.pingSeq++
-	if p.send(s, Message{Type: Ping, Value: s.pingSeq}) {
+	if p.send(s, protocol.Message{Type: protocol.Ping, Value: s.pingSeq}) {
 		s.pingSentAt = p.now
 	}
 }
@@ -100,7 +102,7 @@ func (p *Pool) checkBusy(s *slot) {
 
 // scale applies one scaler decision to the current generation.
 func (p *Pool) scale() {
-	if p.cfg.Mode == Shared {
+	if p.cfg.Mode == protocol.Shared {
 		p.keepShared()
 		return
 	}
@@ -215,7 +217,7 @@ func (p *Pool) retireOldIdle() {
 // and nothing gets accepted between two ticks: the pool does not work.
 func (p *Pool) checkStuck() {
 	stuck := false
-	if p.idle.len() > 0 && p.stop == nil && p.cfg.Mode != Shared {
+	if p.idle.len() > 0 && p.stop == nil && p.cfg.Mode != protocol.Shared {
 		for _, l := range p.listeners {
 			if l.queue > 0 && p.stats.Served == p.stats.servedAtTick {
 				stuck = true

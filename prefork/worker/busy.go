@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
 // Exclusive-mode reports, also used for the connections a dispatch-mode
@@ -74,7 +74,7 @@ func (b *lateBusy) fire() {
 	}
 	b.reported = true
 	if b.err = b.flushLocked(); b.err == nil {
-		b.err = b.ch.send(prefork.Busy, b.listener, 0)
+		b.err = b.ch.send(protocol.Busy, b.listener, 0)
 	}
 }
 
@@ -103,7 +103,7 @@ func (b *lateBusy) done(idle bool) error {
 		if err != nil || !idle {
 			return err
 		}
-		return b.ch.send(prefork.Idle, 0, 0)
+		return b.ch.send(protocol.Idle, 0, 0)
 	}
 	b.pending++
 	if b.pending >= servedBatch || b.now()-b.flushed >= servedDelay {
@@ -139,5 +139,5 @@ func (b *lateBusy) flushLocked() error {
 	if n == 0 {
 		return nil
 	}
-	return b.ch.send(prefork.Served, b.listener, n)
+	return b.ch.send(protocol.Served, b.listener, n)
 }

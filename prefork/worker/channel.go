@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"io"
 
-	"golang.org/x/sys/unix"
+	"github.com/actd/actd/protocol"
 
-	"github.com/actd/actd/prefork"
+	"golang.org/x/sys/unix"
 )
 
 // channel is the child's end of the back-channel: a blocking SOCK_SEQPACKET fd.
 type channel int
 
-func (c channel) send(t prefork.Type, listener int, value uint32) error {
-	var buf [prefork.MessageSize]byte
-	m := prefork.Message{Type: t, Listener: uint16(listener), Value: value}
+func (c channel) send(t protocol.Type, listener int, value uint32) error {
+	var buf [protocol.MessageSize]byte
+	m := protocol.Message{Type: t, Listener: uint16(listener), Value: value}
 	for {
 		_, err := unix.Write(int(c), m.Encode(buf[:]))
 		if !errors.Is(err, unix.EINTR) {
@@ -28,23 +28,39 @@ func (c channel) send(t prefork.Type, listener int, value uint32) error {
 }
 
 // recv waits for the master's next message. It returns io.EOF when the
-// master is gone, and an error wrapping prefork.ErrGarbage for a bad one.
-func (c channel) recv() (prefork.Message, error) {
-	var buf [2 * prefork.MessageSize]byte
+// master is gone, and an error wrapping ErrGarbage for a bad one.
+func (c channel) recv() (protocol.Message, error) {
+	var buf [2 * protocol.MessageSize]byte
 	for {
 		n, err := unix.Read(int(c), buf[:])
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.ECONNRESET) || (err == nil && n == 0):
-			return prefork.Message{}, io.EOF
+			return protocol.Message{}, io.EOF
 		case err != nil:
-			return prefork.Message{}, fmt.Errorf("read back-channel: %w", err)
+			return protocol.Message{}, fmt.Errorf("read back-channel: %w", err)
 		}
-		m, err := prefork.Decode(buf[:n])
+		m, err := protocol.Decode(buf[:n])
 		if err == nil && !m.Type.FromMaster() {
-			err = fmt.Errorf("%w: %v from the master", prefork.ErrGarbage, m.Type)
+			err = fmt.Errorf("%w: %v from the master", protocol.ErrGarbage, m.Type)
 		}
 		return m, err
 	}
+}
+
+// order reads master message m as an order: it answers a Ping itself and
+// returns 0, returns Accept or Drain for the caller to carry out, and an
+// error wrapping protocol.ErrGarbage for any other type (the master sends a
+// worker only what its Hello's capabilities name: this library names none).
+// Every wait for the master goes through it, so every mode treats a
+// message alike.
+func (c channel) order(m protocol.Message) (protocol.Type, error) {
+	switch m.Type {
+	case protocol.Ping:
+		return 0, c.send(protocol.Pong, 0, m.Value)
+	case protocol.Accept, protocol.Drain:
+		return m.Type, nil
+	}
+	return 0, fmt.Errorf("%w: %v, not negotiated", protocol.ErrGarbage, m.Type)
 }

@@ -5,14 +5,14 @@ import (
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/actd/actd/protocol"
 
-	"github.com/actd/actd/prefork"
+	"golang.org/x/sys/unix"
 )
 
 // Env is what the master tells a child through its environment.
 type Env struct {
-	Mode      prefork.Mode
+	Mode      protocol.Mode
 	Listeners []int // fds
 	Channel   int   // back-channel fd; -1 in shared mode
 	Slot      int
@@ -22,21 +22,21 @@ type Env struct {
 // variable that is missing or malformed.
 func FromEnv() (Env, error) {
 	e := Env{Channel: -1}
-	n, err := intVar(prefork.EnvListenFDs)
+	n, err := intVar(protocol.EnvListenFDs)
 	if err != nil {
 		return e, err
 	}
 	for i := range n {
-		e.Listeners = append(e.Listeners, prefork.FirstListenerFD+i)
+		e.Listeners = append(e.Listeners, protocol.FirstListenerFD+i)
 	}
-	if e.Mode, err = prefork.ParseMode(os.Getenv(prefork.EnvMode)); err != nil {
-		return e, fmt.Errorf("%s: %w", prefork.EnvMode, err)
+	if e.Mode, err = protocol.ParseMode(os.Getenv(protocol.EnvMode)); err != nil {
+		return e, fmt.Errorf("%s: %w", protocol.EnvMode, err)
 	}
-	if e.Slot, err = intVar(prefork.EnvSlot); err != nil {
+	if e.Slot, err = intVar(protocol.EnvSlot); err != nil {
 		e.Slot = -1
 	}
-	if e.Mode != prefork.Shared {
-		if e.Channel, err = intVar(prefork.EnvChannelFD); err != nil {
+	if e.Mode != protocol.Shared {
+		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {
 			return e, err
 		}
 	}

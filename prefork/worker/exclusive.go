@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/actd/actd/protocol"
 
-	"github.com/actd/actd/prefork"
+	"golang.org/x/sys/unix"
 )
 
 // channelTag marks the back-channel's events in the child's epoll set;
@@ -28,7 +28,7 @@ func serveExclusive(env Env, ch channel, h connServer) error {
 		return err
 	}
 	defer unix.Close(ep)
-	if err := ch.send(prefork.Idle, 0, 0); err != nil { // registered
+	if err := ch.send(protocol.Idle, 0, 0); err != nil { // registered
 		return err
 	}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
@@ -83,15 +83,14 @@ func waitArming(ch channel) (bool, error) {
 		if err != nil {
 			return true, endOf(err)
 		}
-		switch m.Type {
-		case prefork.Accept:
+		order, err := ch.order(m)
+		switch {
+		case err != nil:
+			return true, err
+		case order == protocol.Accept:
 			return false, nil
-		case prefork.Drain:
+		case order == protocol.Drain:
 			return true, nil
-		case prefork.Ping:
-			if err := ch.send(prefork.Pong, 0, m.Value); err != nil {
-				return true, err
-			}
 		}
 	}
 }
@@ -148,18 +147,15 @@ func channelEvents(events []unix.EpollEvent, ch channel, ep int, env Env) (bool,
 		if err != nil {
 			return true, endOf(err)
 		}
-		switch m.Type {
-		case prefork.Drain:
-			return true, nil
-		case prefork.Ping:
-			return false, ch.send(prefork.Pong, 0, m.Value)
-		case prefork.Accept:
+		order, err := ch.order(m)
+		switch {
+		case err != nil || order == protocol.Drain:
+			return true, err
+		case order == protocol.Accept:
 			if err := registerAgain(ep, env); err != nil {
 				return true, err
 			}
-			return false, ch.send(prefork.Idle, 0, 0)
-		default:
-			return true, fmt.Errorf("%w: %v in exclusive mode", prefork.ErrGarbage, m.Type)
+			return false, ch.send(protocol.Idle, 0, 0)
 		}
 	}
 	return false, nil

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
 // ExecProgram replaces the current process with argv, the way systemd
@@ -23,7 +23,7 @@ func ExecProgram(argv []string) error {
 	if err != nil {
 		return fmt.Errorf("exec worker: %w", err)
 	}
-	os.Setenv(prefork.EnvListenPID, strconv.Itoa(os.Getpid()))
+	os.Setenv(protocol.EnvListenPID, strconv.Itoa(os.Getpid()))
 	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
 		return fmt.Errorf("exec worker %s: %w", path, err)
 	}

@@ -3,10 +3,10 @@ package worker
 import (
 	"time"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
-// batchTime bounds a run, with prefork.KeepAcceptingBatch: a drain or a
+// batchTime bounds a run, with KeepAcceptingBatch: a drain or a
 // ping waits no longer than that, plus the connection in hand, even when
 // connections are slow.
 const batchTime = 50 * time.Millisecond
@@ -24,10 +24,10 @@ type run struct {
 
 // serve accepts and serves connections from listener l, reported through
 // report, until an accept finds none, or the run holds
-// prefork.KeepAcceptingBatch connections, or batchTime has passed since
+// KeepAcceptingBatch connections, or batchTime has passed since
 // begin. It returns the error of a report.
 func (r run) serve(env Env, report *lateBusy, h connServer, l int, p *pause) error {
-	for i := r.served; i < prefork.KeepAcceptingBatch; i++ {
+	for i := r.served; i < protocol.KeepAcceptingBatch; i++ {
 		if i > 0 && (time.Since(r.begin) >= batchTime || r.again != nil && !r.again.due()) {
 			return nil
 		}

@@ -9,9 +9,9 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/actd/actd/protocol"
 
-	"github.com/actd/actd/prefork"
+	"golang.org/x/sys/unix"
 )
 
 // Handler serves one connection. Serve closes the connection after it returns.
@@ -79,7 +79,7 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 	// pause after EMFILE, a handler's sleep) need it, and a runtime that
 	// cannot create it later, out of fds, dies instead of backing off.
 	time.Sleep(time.Nanosecond)
-	if env.Mode == prefork.Shared {
+	if env.Mode == protocol.Shared {
 		return serveShared(ctx, env, h)
 	}
 	ch := channel(env.Channel)
@@ -87,13 +87,13 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 	// blocked read return EOF.
 	stop := context.AfterFunc(ctx, func() { unix.Shutdown(env.Channel, unix.SHUT_RD) })
 	defer stop()
-	if err := ch.send(prefork.Hello, 0, uint32(os.Getpid())); err != nil {
+	if err := ch.send(protocol.Hello, 0, uint32(os.Getpid())); err != nil {
 		return err
 	}
-	if err := ch.send(prefork.Idle, 0, 0); err != nil {
+	if err := ch.send(protocol.Idle, 0, 0); err != nil {
 		return err
 	}
-	if env.Mode == prefork.Exclusive {
+	if env.Mode == protocol.Exclusive {
 		return serveExclusive(env, ch, h)
 	}
 	return serveDispatch(env, ch, h)
@@ -108,12 +108,13 @@ func serveDispatch(env Env, ch channel, h connServer) error {
 		if err != nil {
 			return endOf(err)
 		}
-		switch m.Type {
-		case prefork.Ping:
-			err = ch.send(prefork.Pong, 0, m.Value)
-		case prefork.Drain:
+		order, err := ch.order(m)
+		switch {
+		case err != nil:
+			return err
+		case order == protocol.Drain:
 			return nil
-		case prefork.Accept:
+		case order == protocol.Accept:
 			err = acceptOrder(env, ch, h, m, &p, report)
 		}
 		if err != nil {
@@ -125,10 +126,10 @@ func serveDispatch(env Env, ch channel, h connServer) error {
 // acceptOrder carries out one accept order: busy, serve, idle; or idle at
 // once if there was nothing to accept. Under KeepAccepting it serves the
 // connections waiting after that one too, before the idle.
-func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause, report *lateBusy) error {
+func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause, report *lateBusy) error {
 	l := int(m.Listener)
 	if l >= len(env.Listeners) {
-		return fmt.Errorf("%w: accept on listener %d of %d", prefork.ErrGarbage, l, len(env.Listeners))
+		return fmt.Errorf("%w: accept on listener %d of %d", protocol.ErrGarbage, l, len(env.Listeners))
 	}
 	begin := time.Now()
 	c, err := acceptOne(env.Listeners[l])
@@ -138,18 +139,18 @@ func acceptOrder(env Env, ch channel, h connServer, m prefork.Message, p *pause,
 		p.reset()
 	}
 	if c >= 0 {
-		if err := ch.send(prefork.Busy, l, 0); err != nil {
+		if err := ch.send(protocol.Busy, l, 0); err != nil {
 			unix.Close(c)
 			return err
 		}
 		h(c)
-		if m.Value == prefork.KeepAccepting {
+		if m.Value == protocol.KeepAccepting {
 			if err := keepAccepting(env, report, h, l, p, begin); err != nil {
 				return err
 			}
 		}
 	}
-	return ch.send(prefork.Idle, 0, 0)
+	return ch.send(protocol.Idle, 0, 0)
 }
 
 // keepAccepting accepts and serves the connections waiting on listener l

@@ -5,9 +5,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/actd/actd/protocol"
 
-	"github.com/actd/actd/prefork"
+	"golang.org/x/sys/unix"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -18,9 +18,9 @@ func TestFromEnv(t *testing.T) {
 		want    Env
 	}{
 		{"dispatch", map[string]string{"LISTEN_FDS": "2", "ACTD_ACCEPT_MODE": "dispatch", "ACTD_CHANNEL_FD": "5", "ACTD_SLOT": "3"},
-			false, Env{Mode: prefork.Dispatch, Listeners: []int{3, 4}, Channel: 5, Slot: 3}},
+			false, Env{Mode: protocol.Dispatch, Listeners: []int{3, 4}, Channel: 5, Slot: 3}},
 		{"shared needs no channel", map[string]string{"LISTEN_FDS": "1", "ACTD_ACCEPT_MODE": "shared"},
-			false, Env{Mode: prefork.Shared, Listeners: []int{3}, Channel: -1, Slot: -1}},
+			false, Env{Mode: protocol.Shared, Listeners: []int{3}, Channel: -1, Slot: -1}},
 		{"no LISTEN_FDS", map[string]string{"ACTD_ACCEPT_MODE": "dispatch", "ACTD_CHANNEL_FD": "4"}, true, Env{}},
 		{"bad mode", map[string]string{"LISTEN_FDS": "1", "ACTD_ACCEPT_MODE": "roundrobin", "ACTD_CHANNEL_FD": "4"}, true, Env{}},
 		{"no channel", map[string]string{"LISTEN_FDS": "1", "ACTD_ACCEPT_MODE": "exclusive"}, true, Env{}},
@@ -76,7 +76,7 @@ func TestLateBusy(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		expect := func(typ prefork.Type, value uint32) {
+		expect := func(typ protocol.Type, value uint32) {
 			t.Helper()
 			m, err := master.recv2()
 			if err != nil || m.Type != typ || m.Value != value {
@@ -90,41 +90,41 @@ func TestLateBusy(t *testing.T) {
 		if err := b.flush(); err != nil { // its wait for the next connection timed out
 			t.Fatal(err)
 		}
-		expect(prefork.Served, 3)
+		expect(protocol.Served, 3)
 		if err := b.flush(); err != nil { // nothing new: nothing sent
 			t.Fatal(err)
 		}
 		time.Sleep(busyRecheck) // 5: the timer found the child idle and lapsed
 		serve(0)                // 50: sets it for 55; 50ms since the last report: reported at once
-		expect(prefork.Served, 1)
+		expect(protocol.Served, 1)
 		serve(3 * time.Millisecond) // 50-53
 		serve(6 * time.Millisecond) // 53-59: 2ms old at 55, checked again at 105
 		serve(busyRecheck)          // 59-109: reported at 105, after the short ones
-		expect(prefork.Served, 2)
-		expect(prefork.Busy, 0)
-		expect(prefork.Idle, 0)
+		expect(protocol.Served, 2)
+		expect(protocol.Busy, 0)
+		expect(protocol.Idle, 0)
 		time.Sleep(busyRecheck)    // 109-159: idle
 		serve(2 * busyReportAfter) // 159-169: reported at 164
-		expect(prefork.Busy, 0)
-		expect(prefork.Idle, 0)
+		expect(protocol.Busy, 0)
+		expect(protocol.Idle, 0)
 		if err := b.flush(); err != nil {
 			t.Fatal(err)
 		}
 		for range servedBatch { // a full batch goes out without a flush
 			serve(0)
 		}
-		expect(prefork.Served, servedBatch)
+		expect(protocol.Served, servedBatch)
 	})
 }
 
 // recv2 reads a child's message (recv accepts master types only).
-func (c channel) recv2() (prefork.Message, error) {
-	var buf [prefork.MessageSize]byte
+func (c channel) recv2() (protocol.Message, error) {
+	var buf [protocol.MessageSize]byte
 	n, err := unix.Read(int(c), buf[:])
 	if err != nil {
-		return prefork.Message{}, err
+		return protocol.Message{}, err
 	}
-	return prefork.Decode(buf[:n])
+	return protocol.Decode(buf[:n])
 }
 
 // TestRetry: tries go on while they find connections; after a miss they

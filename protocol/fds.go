@@ -1,21 +1,17 @@
-package prefork
-
-import "strconv"
+package protocol
 
 // The fd layout of every child. Listener i is fd FirstListenerFD+i, as in
 // systemd socket activation (SD_LISTEN_FDS_START); the back-channel follows
 // the listeners. fds 0-2 are stdin (/dev/null), stdout and stderr (the
 // master's). No other fd is open in a child when it starts.
-const (
-	FirstListenerFD = 3
-)
+const FirstListenerFD = 3
 
 // ChannelFD returns the back-channel's fd in a child with n listeners.
 func ChannelFD(n int) int { return FirstListenerFD + n }
 
 // Environment variables the master sets for every child.
 const (
-	EnvProtocol      = "ACTD_PROTOCOL"    // "1"
+	EnvProtocol      = "ACTD_PROTOCOL"    // the revision the master speaks, Version
 	EnvChannelFD     = "ACTD_CHANNEL_FD"  // back-channel fd; absent in shared mode
 	EnvMode          = "ACTD_ACCEPT_MODE" // dispatch, exclusive or shared
 	EnvSlot          = "ACTD_SLOT"        // the child's slot number
@@ -24,11 +20,11 @@ const (
 	EnvListenPID     = "LISTEN_PID"       // set by the child itself before it execs a worker
 )
 
-// strippedEnv lists the master's variables a child must not inherit.
-var strippedEnv = []string{
+// MasterEnv lists the variables a child must not inherit from the master's
+// own environment: systemd's, which are the master's, and the ones above,
+// which the master sets afresh.
+var MasterEnv = []string{
 	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
 	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot,
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

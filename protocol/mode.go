@@ -1,25 +1,25 @@
-package prefork
+package protocol
 
 import "fmt"
 
-// Mode says who accepts connections.
+// Mode says who accepts connections. A child reads it from EnvMode.
 type Mode int
 
 const (
 	// Dispatch: the master watches the listeners and orders the lowest idle
-	// slot to accept. The default.
+	// child to accept. The default.
 	Dispatch Mode = iota
 	// Exclusive: each child waits with EPOLLEXCLUSIVE and accepts by itself,
 	// still reporting busy and idle.
 	Exclusive
 	// Shared: a fixed pool of children that do not speak the protocol each
-	// accept by themselves; no scaling on idleness.
+	// accept by themselves.
 	Shared
 )
 
 var modeNames = [...]string{Dispatch: "dispatch", Exclusive: "exclusive", Shared: "shared"}
 
-// String returns the mode's flag value.
+// String returns the mode's flag and environment value.
 func (m Mode) String() string {
 	if m < 0 || int(m) >= len(modeNames) {
 		return fmt.Sprintf("Mode(%d)", int(m))
@@ -37,5 +37,5 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown accept mode %q: want dispatch, exclusive or shared", s)
 }
 
-// speaksProtocol reports whether children in mode m have a back-channel.
-func (m Mode) speaksProtocol() bool { return m != Shared }
+// SpeaksProtocol reports whether children in mode m have a back-channel.
+func (m Mode) SpeaksProtocol() bool { return m != Shared }

@@ -1,8 +1,10 @@
-package prefork
+package protocol
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMessageRoundTrip(t *testing.T) {
@@ -17,7 +19,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		{Type: Drain},
 	} {
 		t.Run(m.Type.String(), func(t *testing.T) {
-			var buf [MessageSize]byte
+			var buf [MaxPacket]byte
 			got, err := Decode(m.Encode(buf[:]))
 			if err != nil || got != m {
 				t.Errorf("Decode(Encode(%+v)) = %+v, %v; want %+v, nil", m, got, err, m)
@@ -43,8 +45,10 @@ func TestDecodeGarbage(t *testing.T) {
 		{"empty", nil},
 		{"short", []byte{'I', 1, 0, 0}},
 		{"long", []byte{'I', 1, 0, 0, 0, 0, 0, 0, 0}},
-		{"version 0", []byte{'I', 0, 0, 0, 0, 0, 0, 0}},
-		{"version 2", []byte{'I', 2, 0, 0, 0, 0, 0, 0}},
+		{"wire 0", []byte{'I', 0, 0, 0, 0, 0, 0, 0}},
+		{"wire 2", []byte{'I', 2, 0, 0, 0, 0, 0, 0}},
+		{"text too long", append([]byte{'R', 1, 0, 0, 0, 0, 0, 0}, make([]byte, MaxText+1)...)},
+		{"text not UTF-8", []byte{'R', 1, 0, 0, 0, 0, 0, 0, 0xff, 0xfe}},
 		{"unknown type", []byte{'Z', 1, 0, 0, 0, 0, 0, 0}},
 		{"spamd line", []byte("I\x00\x00\x10\x01\n\x00\x00")},
 	} {
@@ -62,6 +66,7 @@ func TestTypeDirections(t *testing.T) {
 		child, master bool
 	}{
 		{Hello, true, false}, {Idle, true, false}, {Busy, true, false}, {Pong, true, false}, {Served, true, false},
+		{Request, true, false},
 		{Accept, false, true}, {Ping, false, true}, {Drain, false, true}, {'x', false, false},
 	} {
 		if tc.typ.FromChild() != tc.child || tc.typ.FromMaster() != tc.master {
@@ -71,12 +76,14 @@ func TestTypeDirections(t *testing.T) {
 	}
 }
 
-// FuzzDecode: Decode never panics, accepts only 8-byte version-1 messages of
-// a known type, and what it accepts encodes back to the same bytes.
+// FuzzDecode: Decode never panics, accepts only wire-format-1 messages of a
+// known type (8 bytes, or a Request's header and text), and what it accepts
+// encodes back to the same bytes.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte{'H', 1, 0, 0, 0, 0, 0x10, 0})
 	f.Add([]byte{'A', 1, 0, 2, 0, 0, 0, 0})
 	f.Add([]byte("garbage!"))
+	f.Add([]byte("R\x01\x00\x00\x00\x00\x00\x00GET /"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
 		if err != nil {
@@ -85,9 +92,68 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		var buf [MessageSize]byte
+		var buf [MaxPacket]byte
 		if got := m.Encode(buf[:]); string(got) != string(b) {
 			t.Fatalf("Encode(Decode(%v)) = %v", b, got)
 		}
 	})
+}
+
+func TestTypeString(t *testing.T) {
+	for _, tc := range []struct {
+		typ  Type
+		want string
+	}{
+		{Idle, "idle"}, {Request, "request"}, {'X', "'X' (0x58)"}, {0, "0x00"}, {0xff, "0xff"},
+	} {
+		if got := tc.typ.String(); got != tc.want {
+			t.Errorf("Type(%#x).String() = %q, want %q", byte(tc.typ), got, tc.want)
+		}
+	}
+}
+
+func TestCaps(t *testing.T) {
+	for _, tc := range []struct {
+		caps Caps
+		want string
+	}{
+		{0, "none"}, {CapHandoff, "handoff"}, {CapHandoff | CapFork, "handoff,fork"}, {CapFork | 0x100, "fork,+0x0100"},
+	} {
+		if got := tc.caps.String(); got != tc.want {
+			t.Errorf("Caps(%#x).String() = %q, want %q", uint16(tc.caps), got, tc.want)
+		}
+	}
+	if !(CapHandoff | CapFork).Has(CapFork) || CapHandoff.Has(CapFork) {
+		t.Errorf("Has: got wrong answers")
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	long := strings.Repeat("é", MaxText) // 2 bytes each
+	for _, tc := range []struct {
+		name, in string
+		wantLen  int
+	}{
+		{"short", "GET /", 5},
+		{"cut at a character", long, MaxText},
+		{"invalid UTF-8 replaced", "a\xffb", len("a\uFFFDb")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Truncate(tc.in)
+			if len(got) != tc.wantLen || !utf8.ValidString(got) {
+				t.Errorf("Truncate: got %d bytes (valid %v), want %d valid", len(got), utf8.ValidString(got), tc.wantLen)
+			}
+		})
+	}
+}
+
+func TestSince(t *testing.T) {
+	if Since(Hello) != 1 || Since(Request) != 2 || Since('x') != 0 {
+		t.Errorf("Since: got %d %d %d, want 1 2 0", Since(Hello), Since(Request), Since('x'))
+	}
+	for _, e := range types {
+		if e.revision > Version {
+			t.Errorf("%v is of revision %d, beyond Version %d", e.t, e.revision, Version)
+		}
+	}
 }

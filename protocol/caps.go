@@ -1,0 +1,54 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Version is the protocol revision this package speaks. The master puts it
+// in EnvProtocol; a worker may send a message of revision r only if that
+// value is at least r (Since). Revisions:
+//
+//	1  the first: H I B O S from children, A P D from the master
+//	2  Hello carries Caps; Request (text) from children
+const Version = 2
+
+// Caps is what a worker says it understands, in its Hello's Listener field.
+// A revision-1 worker sends 0 there, and gets revision-1 messages only.
+type Caps uint16
+
+// Capabilities. None is required; each lets the master send messages the
+// worker would otherwise take for garbage. Bits not listed are reserved and
+// must be 0.
+const (
+	// CapHandoff: the worker takes connections handed to it as a file
+	// descriptor over the back-channel (SCM_RIGHTS), for accept filters.
+	CapHandoff Caps = 1 << iota
+	// CapFork: the worker can fork children on the master's order
+	// (preload).
+	CapFork
+)
+
+// capNames names each capability, in bit order.
+var capNames = []string{"handoff", "fork"}
+
+// Has reports whether c includes every capability in want.
+func (c Caps) Has(want Caps) bool { return c&want == want }
+
+// String lists c's capabilities by name, "none" for none, "+0x..." for
+// unknown bits.
+func (c Caps) String() string {
+	var names []string
+	for i, name := range capNames {
+		if c&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	if rest := c &^ (1<<len(capNames) - 1); rest != 0 {
+		names = append(names, fmt.Sprintf("+%#04x", uint16(rest)))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,60 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// SendFD writes m to the back-channel conn with file descriptor fd attached
+// (SCM_RIGHTS): the receiver gets its own copy, the sender still owns fd. It
+// returns the write's error, wrapped, and retries on EINTR.
+func SendFD(conn int, m Message, fd int) error {
+	buf := make([]byte, m.Size())
+	for {
+		err := unix.Sendmsg(conn, m.Encode(buf), unix.UnixRights(fd), nil, 0)
+		if !errors.Is(err, unix.EINTR) {
+			if err != nil {
+				return fmt.Errorf("send %v with fd: %w", m.Type, err)
+			}
+			return nil
+		}
+	}
+}
+
+// RecvFD reads one packet from conn into buf (at least MaxPacket bytes) and
+// returns it with the file descriptor it carried, or -1 if none. Extra
+// descriptors, or one that came with a packet that is not a message, are
+// closed. n is 0 at EOF. The packet is not decoded: see Decode.
+func RecvFD(conn int, buf []byte) (n, fd int, err error) {
+	oob := make([]byte, unix.CmsgSpace(4*2))
+	n, oobn, _, _, err := unix.Recvmsg(conn, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return 0, -1, err
+	}
+	fd = -1
+	for _, f := range receivedFDs(oob[:oobn]) {
+		if fd < 0 {
+			fd = f
+			continue
+		}
+		unix.Close(f)
+	}
+	return n, fd, nil
+}
+
+// receivedFDs returns the descriptors in a control message buffer.
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, msg := range msgs {
+		if got, err := unix.ParseUnixRights(&msg); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}

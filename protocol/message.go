@@ -1,0 +1,193 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Wire is the header format, the second byte of every message. It stays 1
+// while the 8-byte header keeps its layout; what a master or worker speaks
+// beyond it is negotiated (caps.go), not read from this byte.
+const Wire = 1
+
+// MessageSize is the size of the header that starts every message, and of
+// every message that carries no text, in bytes.
+const MessageSize = 8
+
+// MaxText is the longest text a message may carry after its header.
+const MaxText = 248
+
+// MaxPacket is the largest packet on a back-channel: a header and MaxText.
+const MaxPacket = MessageSize + MaxText
+
+// Type is the first byte of a message: one ASCII letter.
+type Type byte
+
+// Message types. docs/protocol.md is the reference; the Since column of its
+// table is Since(t).
+const (
+	Hello   Type = 'H' // child → master: first message; Value the PID, Listener the Caps
+	Idle    Type = 'I' // child → master: ready for an order
+	Busy    Type = 'B' // child → master: serving a connection from Listener
+	Pong    Type = 'O' // child → master: answer to Ping; Value is the ping's sequence
+	Served  Type = 'S' // child → master: accepted and finished Value connections on Listener without a Busy
+	Request Type = 'R' // child → master, revision 2: the request in hand, as Text
+	Accept  Type = 'A' // master → child: accept one connection on Listener
+	Ping    Type = 'P' // master → child: answer with Pong and the same Value
+	Drain   Type = 'D' // master → child: finish the current connection, then exit
+)
+
+// types lists every type with what it is; the order is the order of the
+// table in docs/protocol.md.
+var types = []struct {
+	t        Type
+	name     string
+	child    bool // sent by children (else by the master)
+	text     bool // carries Text
+	revision int  // the protocol revision that added it
+}{
+	{Hello, "hello", true, false, 1},
+	{Idle, "idle", true, false, 1},
+	{Busy, "busy", true, false, 1},
+	{Pong, "pong", true, false, 1},
+	{Served, "served", true, false, 1},
+	{Request, "request", true, true, 2},
+	{Accept, "accept", false, false, 1},
+	{Ping, "ping", false, false, 1},
+	{Drain, "drain", false, false, 1},
+}
+
+func lookup(t Type) (int, bool) {
+	for i, e := range types {
+		if e.t == t {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// String returns the type's name, or its byte quoted for an unknown one:
+// 'X' (0x58), or 0x00 when it is not printable.
+func (t Type) String() string {
+	if i, ok := lookup(t); ok {
+		return types[i].name
+	}
+	if t >= 0x20 && t < 0x7f {
+		return fmt.Sprintf("'%c' (%#02x)", byte(t), byte(t))
+	}
+	return fmt.Sprintf("%#02x", byte(t))
+}
+
+// FromChild reports whether t is a type a child may send.
+func (t Type) FromChild() bool {
+	i, ok := lookup(t)
+	return ok && types[i].child
+}
+
+// FromMaster reports whether t is a type the master may send.
+func (t Type) FromMaster() bool {
+	i, ok := lookup(t)
+	return ok && !types[i].child
+}
+
+// HasText reports whether messages of type t carry text after the header.
+func (t Type) HasText() bool {
+	i, ok := lookup(t)
+	return ok && types[i].text
+}
+
+// Since returns the protocol revision that added t, or 0 for an unknown type.
+func Since(t Type) int {
+	if i, ok := lookup(t); ok {
+		return types[i].revision
+	}
+	return 0
+}
+
+// KeepAccepting is the Value of a dispatch-mode Accept that lets the child,
+// once done with the connection it was sent for, accept the next ones
+// waiting on the same listener by itself (up to a batch) before it reports
+// Idle. The master sends it while more connections wait than it has idle
+// children to order. A worker may treat it as a plain order.
+const KeepAccepting uint32 = 1
+
+// KeepAcceptingBatch is the most connections a child accepts under one
+// KeepAccepting order, the first included; then it reports Idle and reads
+// its back-channel again. It should also stop after a while (the Go worker
+// library: 50 ms), so that a drain does not wait for a batch of slow
+// connections.
+const KeepAcceptingBatch = 32
+
+// Message is one decoded back-channel message.
+type Message struct {
+	Type     Type
+	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served; Caps for Hello
+	Value    uint32 // PID for Hello, sequence number for Ping and Pong, a count for Served
+	Text     string // Request only: at most MaxText bytes of UTF-8
+}
+
+// ErrGarbage is wrapped by every Decode error: the peer sent something that is
+// not a message.
+var ErrGarbage = errors.New("garbage on back-channel")
+
+// Size returns the length of m's packet.
+func (m Message) Size() int { return MessageSize + len(m.Text) }
+
+// Encode writes m into b, which must be at least m.Size() bytes long, and
+// returns the m.Size() bytes written. A Text longer than MaxText is cut to
+// MaxText bytes at a character boundary by the caller (see Truncate).
+func (m Message) Encode(b []byte) []byte {
+	b = b[:m.Size()]
+	b[0] = byte(m.Type)
+	b[1] = Wire
+	binary.BigEndian.PutUint16(b[2:4], m.Listener)
+	binary.BigEndian.PutUint32(b[4:8], m.Value)
+	copy(b[MessageSize:], m.Text)
+	return b
+}
+
+// Decode parses one packet. It returns an error wrapping ErrGarbage if the
+// packet is shorter than MessageSize, carries another wire format, has an
+// unknown type, or has text where its type has none (or more than MaxText,
+// or text that is not UTF-8).
+func Decode(b []byte) (Message, error) {
+	if len(b) < MessageSize {
+		return Message{}, fmt.Errorf("%w: %d bytes, want %d", ErrGarbage, len(b), MessageSize)
+	}
+	if b[1] != Wire {
+		return Message{}, fmt.Errorf("%w: wire format %d, want %d", ErrGarbage, b[1], Wire)
+	}
+	m := Message{
+		Type:     Type(b[0]),
+		Listener: binary.BigEndian.Uint16(b[2:4]),
+		Value:    binary.BigEndian.Uint32(b[4:8]),
+	}
+	text := b[MessageSize:]
+	switch {
+	case !m.Type.FromChild() && !m.Type.FromMaster():
+		return Message{}, fmt.Errorf("%w: unknown type %v", ErrGarbage, m.Type)
+	case !m.Type.HasText() && len(text) > 0:
+		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize)
+	case len(text) > MaxText || !utf8.Valid(text):
+		return Message{}, fmt.Errorf("%w: %v text of %d bytes, want at most %d of UTF-8", ErrGarbage, m.Type, len(text), MaxText)
+	}
+	m.Text = string(text)
+	return m, nil
+}
+
+// Truncate returns s cut to at most MaxText bytes at a character boundary,
+// and made valid UTF-8, for a message's Text.
+func Truncate(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
