@@ -55,6 +55,8 @@ func TestBadInputExitStatus(t *testing.T) {
 		{"exec and command", []string{"--listen", "127.0.0.1:0", "--exec", "cat", "--", "cat"}, exitConfig, []string{"exec"}},
 		{"recycling in shared mode", []string{"--listen", "127.0.0.1:0", "--accept", "shared", "--max-conn-per-child", "5", "--", "cat"}, exitConfig, []string{"max-conn-per-child"}},
 		{"missing worker", []string{"--listen", "127.0.0.1:0", "--", "/nonexistent/worker"}, exitConfig, []string{"worker", "/nonexistent/worker"}},
+		{"worker as a path, first", []string{"/nonexistent/worker", "--x"}, exitConfig, []string{`worker: "/nonexistent/worker": no such file`}},
+		{"worker as a path, after flags", []string{"--listen", "127.0.0.1:0", "./nonexistent/worker"}, exitConfig, []string{`worker: "./nonexistent/worker": no such file`}},
 		{"missing exec", []string{"--listen", "127.0.0.1:0", "--exec", "no-such-program-here"}, exitConfig, []string{"exec", "no-such-program-here"}},
 		{"shared without command", []string{"--listen", "127.0.0.1:0", "--accept", "shared"}, exitConfig, []string{"accept", "COMMAND"}},
 		{"no socket", []string{"--max-children", "4"}, exitConfig, []string{"listen", "LISTEN_FDS"}},
