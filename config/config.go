@@ -1,12 +1,17 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,11 +51,14 @@ func Parse(args []string) (*Config, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, parseError(err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if fs.NArg() > 0 {
+		if err := checkCommand(args, fs.Args()); err != nil {
+			return nil, err
+		}
+	}
 	src := sources{}
 	if c.File != "" {
-		if err := c.applyFile(fs, set, src); err != nil {
+		if err := c.applyFile(fs, given(fs), src); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +68,32 @@ func Parse(args []string) (*Config, error) {
 	if err := vals.finish(c); err != nil {
 		return nil, src.locate(err)
 	}
-	return c, src.locate(c.validate())
+	if !given(fs)["start-children"] {
+		c.Pool.StartChildren = min(c.Pool.StartChildren, c.Pool.MaxChildren)
+	}
+	return c, src.locate(c.validate(vals.over))
+}
+
+// given returns the flags set on the command line or, once applied, by the
+// config file.
+func given(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// checkCommand applies the rule for a worker COMMAND on the command line:
+// it follows "--", or its first word is a path (has a "/"). A bare word is
+// refused, so a mistyped subcommand ("stauts") or a program name that may
+// one day be a subcommand is never run as a worker. args is the whole
+// command line, rest what the flags left. It returns nil or a *UsageError.
+func checkCommand(args, rest []string) error {
+	dashed := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
+	if dashed || strings.Contains(rest[0], "/") {
+		return nil
+	}
+	w := quoteKey(rest[0])
+	return &UsageError{Err: fmt.Errorf("unknown command %s: a worker program goes after -- (actd [flags] -- %s ...) or is a path (./%s)", w, w, w)}
 }
 
 // sources remembers the file line each key came from.
@@ -86,6 +119,9 @@ func (c *Config) applyFile(fs *flag.FlagSet, set map[string]bool, src sources) e
 		return err
 	}
 	for _, e := range entries {
+		if first := src[e.key]; first != nil && e.key != "listen" {
+			return &Error{Key: e.key, File: c.File, Line: e.line, Err: fmt.Errorf("set twice, first at line %d: keep one", first.Line)}
+		}
 		src[e.key] = &Error{File: c.File, Line: e.line}
 		if err := c.applyEntry(fs, set, e); err != nil {
 			return &Error{Key: e.key, File: c.File, Line: e.line, Err: err}
@@ -110,21 +146,22 @@ func (c *Config) applyEntry(fs *flag.FlagSet, set map[string]bool, e entry) erro
 	return fs.Set(e.key, e.value)
 }
 
-// Usage writes the flag list to w.
-func Usage(w io.Writer) {
-	fs, _ := newFlagSet(&Config{Pool: prefork.DefaultConfig(), Handler: "http", LogFormat: "auto"})
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-}
-
-// validate checks what the flag types cannot.
-func (c *Config) validate() error {
+// validate checks what the flag types cannot. over holds the int flags
+// given a number too large for an int, by name, as typed.
+func (c *Config) validate(over map[string]string) error {
 	if err := c.Pool.Validate(); err != nil {
 		var fe *prefork.FieldError
 		if errors.As(err, &fe) {
-			return &Error{Key: fe.Field, Err: fmt.Errorf("%v: must be %s", fe.Value, fe.Allowed)}
+			value := fmt.Sprint(fe.Value)
+			if typed, ok := over[fe.Field]; ok {
+				value = typed
+			}
+			return &Error{Key: fe.Field, Err: fmt.Errorf("%s: must be %s", value, fe.Allowed)}
 		}
 		return err
+	}
+	if names := slices.Sorted(maps.Keys(over)); len(names) > 0 {
+		return &Error{Key: names[0], Err: fmt.Errorf("%s: must be at most %d", over[names[0]], math.MaxInt)}
 	}
 	for _, a := range c.Listen {
 		if _, _, err := activation.ParseListen(a); err != nil {
@@ -167,22 +204,67 @@ func (c *Config) findPrograms() error {
 		if len(p.argv) == 0 {
 			continue
 		}
-		if _, err := exec.LookPath(p.argv[0]); err != nil {
+		path, err := exec.LookPath(p.argv[0])
+		if err != nil {
+			return &Error{Key: p.key, Err: fmt.Errorf("%q: %w", p.argv[0], lookReason(err))}
+		}
+		if err := checkProgram(path); err != nil {
 			return &Error{Key: p.key, Err: err}
 		}
 	}
 	return nil
 }
 
+// lookReason is a LookPath error without the name, which the caller quotes
+// once: "no such file or directory", "permission denied", "executable file
+// not found in $PATH".
+func lookReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}
+
+// checkProgram returns an error if the executable file at path (LookPath
+// checked the x bit) is neither an ELF binary nor a #! script, so exec would
+// fail with ENOEXEC. A file actd cannot read is let through: exec needs only
+// the x bit.
+func checkProgram(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	if bytes.HasPrefix(head[:n], []byte("\x7fELF")) || bytes.HasPrefix(head[:n], []byte("#!")) {
+		return nil
+	}
+	return fmt.Errorf("%q: not a program (want an ELF binary or a #! script)", path)
+}
+
 // parseError sorts a flag package error: a bad value for a known flag is an
 // *Error naming the flag (exit 78); anything else is a *UsageError.
+// The flag package does not wrap its errors, so this reads their text; the
+// values' own errors (intValue, durationValue) already quote the value.
 func parseError(err error) error {
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		if _, after, ok := strings.Cut(rest, " for flag -"); ok {
 			name, reason, _ := strings.Cut(after, ": ")
-			return &Error{Key: name, Err: fmt.Errorf("%s: %s", strings.SplitN(rest, " for flag", 2)[0], reason)}
+			return &Error{Key: name, Err: errors.New(reason)}
 		}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return &UsageError{Err: fmt.Errorf("unknown flag --%s", quoteKey(name))}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return &UsageError{Err: fmt.Errorf("flag --%s needs a value", quoteKey(name))}
 	}
 	return &UsageError{Err: err}
 }

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Error is a bad setting. Key is the flag or file key, File and Line say
 // where it came from (empty and 0 for the command line).
@@ -23,7 +26,23 @@ func (e *Error) Error() string {
 	if e.Key == "" {
 		return where + e.Err.Error()
 	}
-	return fmt.Sprintf("%s%s: %v", where, e.Key, e.Err)
+	return fmt.Sprintf("%s%s: %v", where, quoteKey(e.Key), e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// quoteKey returns a key or flag name as it is when it is made of letters,
+// digits, '-', '_' and '.', and Go-quoted otherwise, so that a key read from
+// a file or typed by a user never puts raw bytes on a terminal.
+func quoteKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return strconv.Quote(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"flag"
 	"io"
+	"time"
 
 	"github.com/actd/actd/protocol"
 )
@@ -37,36 +38,45 @@ func joinWords(w []string) string {
 type rawValues struct {
 	accept string
 	exec   string
+	over   map[string]string // int flags too large for an int: name to text
 }
 
 // newFlagSet declares every flag of actd run, bound to c.
 func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs := flag.NewFlagSet("actd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	v := &rawValues{accept: "dispatch"}
+	v := &rawValues{accept: "dispatch", over: map[string]string{}}
 	p := &c.Pool
+	intVar := func(ptr *int, name string, def int, usage string) {
+		*ptr = def
+		fs.Var(intValue{p: ptr, name: name, over: v.over}, name, usage)
+	}
+	durationVar := func(ptr *time.Duration, name string, def time.Duration, usage string) {
+		*ptr = def
+		fs.Var(durationValue{ptr}, name, usage)
+	}
 	fs.StringVar(&c.File, "config", "", "read settings from `FILE` (key = value lines)")
 	fs.Var(listFlag{&c.Listen}, "listen", "listen on `[NAME=]ADDR` (host:port, [v6]:port, unix:/path) when systemd passes no socket; repeatable")
-	fs.StringVar(&v.accept, "accept", v.accept, "accept `MODE`: dispatch, exclusive or shared")
+	fs.StringVar(&v.accept, "accept", v.accept, "`MODE` is who accepts: dispatch, exclusive or shared")
 	fs.StringVar(&v.exec, "exec", "", "inetd style: run `COMMAND` per connection, the connection as stdin/stdout")
-	fs.StringVar(&c.Handler, "handler", c.Handler, "built-in handler `NAME` used without COMMAND or --exec: http")
-	fs.DurationVar(&c.HandlerDelay, "handler-delay", 0, "built-in handler waits this long per request")
-	fs.IntVar(&p.MinChildren, "min-children", p.MinChildren, "never fewer children than `N`")
-	fs.IntVar(&p.MaxChildren, "max-children", p.MaxChildren, "never more children than `N` (at most 4096)")
-	fs.IntVar(&p.MinSpare, "min-spare", p.MinSpare, "start children while fewer than `N` are idle")
-	fs.IntVar(&p.MaxSpare, "max-spare", p.MaxSpare, "retire children while more than `N` are idle")
-	fs.IntVar(&p.StartChildren, "start-children", p.StartChildren, "children started at once")
-	fs.DurationVar(&p.ScalePeriod, "scale-period", p.ScalePeriod, "how often the pool grows or shrinks")
-	fs.IntVar(&p.MaxConnPerChild, "max-conn-per-child", 0, "recycle a child after about `N` connections (0: never)")
-	fs.DurationVar(&p.PingInterval, "ping-interval", p.PingInterval, "ping idle children this often")
-	fs.DurationVar(&p.PingTimeout, "ping-timeout", p.PingTimeout, "kill a child that does not answer a ping or an order this fast")
-	fs.DurationVar(&p.StartTimeout, "start-timeout", p.StartTimeout, "kill a child that does not say hello this fast")
-	fs.DurationVar(&p.BusyTimeout, "busy-timeout", 0, "SIGQUIT a child busy with one connection this long (0: never)")
-	fs.DurationVar(&p.BusyKillGrace, "busy-kill-grace", p.BusyKillGrace, "SIGKILL this long after the SIGQUIT")
-	fs.DurationVar(&p.GracefulTimeout, "graceful-timeout", p.GracefulTimeout, "on stop, wait this long for busy children")
+	fs.StringVar(&c.Handler, "handler", c.Handler, "`NAME` of the built-in handler run without COMMAND or --exec: http")
+	durationVar(&c.HandlerDelay, "handler-delay", 0, "built-in handler waits `D` per request")
+	intVar(&p.MinChildren, "min-children", p.MinChildren, "never fewer children than `N`")
+	intVar(&p.MaxChildren, "max-children", p.MaxChildren, "never more than `N` children, 1 to 4096")
+	intVar(&p.MinSpare, "min-spare", p.MinSpare, "start children while fewer than `N` are idle")
+	intVar(&p.MaxSpare, "max-spare", p.MaxSpare, "retire children while more than `N` are idle")
+	intVar(&p.StartChildren, "start-children", p.StartChildren, "start `N` children at start and on reload (lowered to --max-children unless given)")
+	durationVar(&p.ScalePeriod, "scale-period", p.ScalePeriod, "the pool grows or shrinks every `D`")
+	intVar(&p.MaxConnPerChild, "max-conn-per-child", 0, "recycle a child after about `N` connections (0: never)")
+	durationVar(&p.PingInterval, "ping-interval", p.PingInterval, "ping an idle child not heard from for `D`")
+	durationVar(&p.PingTimeout, "ping-timeout", p.PingTimeout, "kill a child that does not answer a ping or an order within `D`")
+	durationVar(&p.StartTimeout, "start-timeout", p.StartTimeout, "kill a child that does not say hello within `D`")
+	durationVar(&p.BusyTimeout, "busy-timeout", 0, "SIGQUIT a child busy with one connection for `D` (0: never)")
+	durationVar(&p.BusyKillGrace, "busy-kill-grace", p.BusyKillGrace, "SIGKILL it `D` after the SIGQUIT")
+	durationVar(&p.GracefulTimeout, "graceful-timeout", p.GracefulTimeout, "on stop, wait `D` for busy children")
 	fs.StringVar(&c.ControlSocket, "control-socket", "", "serve `PATH` for actd status (default $RUNTIME_DIRECTORY/control.sock)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve Prometheus metrics on `ADDR`")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log as auto, text or journal")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "`FORMAT` of the log: auto, text or journal")
 	return fs, v
 }
 

@@ -22,7 +22,7 @@ type flagInfo struct {
 }
 
 var (
-	usageFlag    = regexp.MustCompile(`^  -([a-z][a-z-]*)`)
+	usageFlag    = regexp.MustCompile(`^  --([a-z][a-z-]*)`)
 	usageDefault = regexp.MustCompile(`\(default "?([^")]*)"?\)$`)
 	confLine     = regexp.MustCompile(`^(#?)([a-z][a-z-]*) = (.*)$`)
 )
@@ -36,7 +36,8 @@ func actdFlags(t *testing.T) []flagInfo {
 	for _, line := range strings.Split(buf.String(), "\n") {
 		if m := usageFlag.FindStringSubmatch(line); m != nil {
 			flags = append(flags, flagInfo{name: m[1]})
-		} else if m := usageDefault.FindStringSubmatch(line); m != nil && len(flags) > 0 {
+		}
+		if m := usageDefault.FindStringSubmatch(line); m != nil && len(flags) > 0 {
 			flags[len(flags)-1].def = m[1]
 		}
 	}

@@ -33,6 +33,10 @@ func TestBadInputExitStatus(t *testing.T) {
 	}
 	badKey := write("badkey.conf", "# pool\nmax-children = 8\nmax-childs = 9\n")
 	badValue := write("badvalue.conf", "listen = 127.0.0.1:0\n\nmin-spare = 99\n")
+	long := write("long.conf", "listen = 127.0.0.1:0\nworker = /bin/cat "+strings.Repeat("x", 10<<20)+"\n")
+	dup := write("dup.conf", "listen = 127.0.0.1:0\nmax-children = 4\nlisten = unix:/tmp/x.sock\nmax-children = 8\n")
+	notProgram := write("hostname.conf", "listen = 127.0.0.1:0\nworker = /etc/hostname\n")
+	rawKey := write("raw.conf", "max-\xff\xfe = 3\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -51,15 +55,26 @@ func TestBadInputExitStatus(t *testing.T) {
 		{"exec and command", []string{"--listen", "127.0.0.1:0", "--exec", "cat", "--", "cat"}, exitConfig, []string{"exec"}},
 		{"recycling in shared mode", []string{"--listen", "127.0.0.1:0", "--accept", "shared", "--max-conn-per-child", "5", "--", "cat"}, exitConfig, []string{"max-conn-per-child"}},
 		{"missing worker", []string{"--listen", "127.0.0.1:0", "--", "/nonexistent/worker"}, exitConfig, []string{"worker", "/nonexistent/worker"}},
+		{"worker as a path, first", []string{"/nonexistent/worker", "--x"}, exitConfig, []string{`worker: "/nonexistent/worker": no such file`}},
+		{"worker as a path, after flags", []string{"--listen", "127.0.0.1:0", "./nonexistent/worker"}, exitConfig, []string{`worker: "./nonexistent/worker": no such file`}},
 		{"missing exec", []string{"--listen", "127.0.0.1:0", "--exec", "no-such-program-here"}, exitConfig, []string{"exec", "no-such-program-here"}},
 		{"shared without command", []string{"--listen", "127.0.0.1:0", "--accept", "shared"}, exitConfig, []string{"accept", "COMMAND"}},
-		{"no socket", nil, exitConfig, []string{"listen", "LISTEN_FDS"}},
+		{"no socket", []string{"--max-children", "4"}, exitConfig, []string{"listen", "LISTEN_FDS"}},
+		{"no arguments", nil, exitUsage, []string{"nothing to run", "usage: actd", "--listen ADDR"}},
+		{"start-children above an explicit max", []string{"--listen", "127.0.0.1:0", "--max-children", "1", "--start-children", "2"}, exitConfig, []string{"start-children", "--max-children (1)"}},
 		{"duration syntax", []string{"--listen", "127.0.0.1:0", "--ping-interval", "soon"}, exitConfig, []string{"ping-interval"}},
 		{"unknown flag", []string{"--max-kids", "3"}, exitUsage, []string{"max-kids", "usage"}},
 		{"config unknown key", []string{"--config", badKey}, exitConfig, []string{"badkey.conf:3", "max-childs", "unknown key"}},
 		{"config bad value", []string{"--config", badValue}, exitConfig, []string{"badvalue.conf:3", "min-spare"}},
 		{"config missing", []string{"--config", filepath.Join(dir, "nope.conf")}, exitConfig, []string{"config", "no such file"}},
 		{"check-config bad", []string{"check-config", badKey}, exitConfig, []string{"max-childs"}},
+		{"config line of 10 MB", []string{"--config", long}, exitConfig, []string{"long.conf:2: worker: line longer than 64 KiB"}},
+		{"int out of range", []string{"--listen", "127.0.0.1:0", "--max-children", "99999999999999999999"}, exitConfig, []string{"max-children: 99999999999999999999: must be between 1 and 4096"}},
+		{"duration word", []string{"--listen", "127.0.0.1:0", "--busy-timeout", "abc"}, exitConfig, []string{`busy-timeout: "abc": want a duration like 5s`}},
+		{"duplicate key", []string{"--config", dup}, exitConfig, []string{"dup.conf:4: max-children: set twice, first at line 2"}},
+		{"check-config duplicate key", []string{"check-config", dup}, exitConfig, []string{"dup.conf:4: max-children"}},
+		{"non-UTF-8 key quoted", []string{"check-config", rawKey}, exitConfig, []string{`"max-\xff\xfe": unknown key`}},
+		{"check-config worker not a program", []string{"check-config", notProgram}, exitConfig, []string{`hostname.conf:2: worker: "/etc/hostname": not a`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runActd(t, tc.args...)

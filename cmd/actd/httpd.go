@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -14,14 +13,31 @@ import (
 	"github.com/actd/actd/prefork/worker"
 )
 
-// keepAliveIdle bounds how long the built-in handler waits for the next
-// request on a kept-alive connection: a prefork child serves one connection
-// at a time, so an idle client must not hold it long.
-const keepAliveIdle = 5 * time.Second
+// The built-in handler's limits. A prefork child serves one connection at a
+// time, so no client may hold it long or make it parse without end.
+const (
+	// keepAliveIdle bounds each wait for bytes (SO_RCVTIMEO), and so how
+	// long an idle kept-alive client holds the child.
+	keepAliveIdle = 5 * time.Second
+	// requestDeadline bounds a whole request, head and body, counted from
+	// when the child starts waiting for it: a client trickling bytes gets
+	// 408 and the connection closed after this, not after 5 s per byte.
+	requestDeadline = 10 * time.Second
+	maxHeaders      = 100      // more: 431
+	maxLine         = 8 << 10  // longest request or header line: 400 or 431
+	maxHead         = 32 << 10 // request line and headers together: 431
+	lingerFor       = time.Second
+	lingerBytes     = 256 << 10
+)
+
+// errDeadline is a read past requestDeadline.
+var errDeadline = errors.New("request deadline passed")
 
 // httpHandler returns the built-in handler: a minimal HTTP/1.x responder
 // that answers every request with "slot=K pid=P\n" after waiting delay,
-// keeping the connection open as HTTP/1.1 allows. It works on the blocking
+// keeping the connection open as HTTP/1.1 allows. What is not HTTP/1.x gets
+// 400, too many or too long headers 431, a request slower than
+// requestDeadline 408, each followed by a close. It works on the blocking
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
 func httpHandler(delay time.Duration) worker.FDHandler {
@@ -29,16 +45,19 @@ func httpHandler(delay time.Duration) worker.FDHandler {
 	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
 	keep := append([]byte(head+"\r\n"), body...)
 	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
-	idle := unix.NsecToTimeval(keepAliveIdle.Nanoseconds())
 	conn := &fdConn{}
-	r := bufio.NewReaderSize(conn, 4096)
+	r := bufio.NewReaderSize(conn, maxLine)
 	return func(fd int) {
-		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &idle)
-		conn.fd = fd
+		conn.open(fd)
 		r.Reset(conn)
 		for {
-			again, ok := readRequest(r)
-			if !ok {
+			conn.begin()
+			again, status := readRequest(r)
+			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
+				status = closeQuietly // idle, not slow: nothing of a request came
+			}
+			if status != 0 {
+				conn.reject(status)
 				return
 			}
 			if delay > 0 {
@@ -55,12 +74,55 @@ func httpHandler(delay time.Duration) worker.FDHandler {
 	}
 }
 
-// fdConn reads and writes a blocking socket fd.
-type fdConn struct{ fd int }
+// fdConn reads and writes a blocking socket fd, bounding each request's
+// reads by requestDeadline.
+type fdConn struct {
+	fd    int
+	since time.Time // the child began waiting for this request
+	reads int       // Read calls for this request
+	got   int       // bytes read for this request
+	short bool      // SO_RCVTIMEO is below keepAliveIdle
+}
+
+// open takes a new connection: one SO_RCVTIMEO of keepAliveIdle, the only
+// socket option on the fast path.
+func (c *fdConn) open(fd int) {
+	c.fd, c.short = fd, false
+	c.setTimeout(keepAliveIdle)
+}
+
+// begin starts the clock of one request. The timeout is restored only if a
+// slow request before lowered it.
+func (c *fdConn) begin() {
+	c.since, c.reads, c.got = time.Now(), 0, 0
+	if c.short {
+		c.setTimeout(keepAliveIdle)
+		c.short = false
+	}
+}
+
+func (c *fdConn) setTimeout(d time.Duration) {
+	tv := unix.NsecToTimeval(d.Nanoseconds())
+	unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+}
 
 // Read reads from the socket; the peer's close is io.EOF, a SO_RCVTIMEO
-// timeout an error.
+// timeout EAGAIN, a read after requestDeadline errDeadline. The first read
+// of a request costs no clock or socket option: only a request that needs
+// more reads is checked, and once less than keepAliveIdle is left, the
+// timeout is lowered to what is left.
 func (c *fdConn) Read(p []byte) (int, error) {
+	if c.reads > 0 {
+		left := requestDeadline - time.Since(c.since)
+		if left <= 0 {
+			return 0, errDeadline
+		}
+		if left < keepAliveIdle {
+			c.setTimeout(left)
+			c.short = true
+		}
+	}
+	c.reads++
 	for {
 		n, err := unix.Read(c.fd, p)
 		switch {
@@ -71,6 +133,7 @@ func (c *fdConn) Read(p []byte) (int, error) {
 		case n == 0:
 			return 0, io.EOF
 		}
+		c.got += n
 		return n, nil
 	}
 }
@@ -89,39 +152,40 @@ func (c *fdConn) writeAll(b []byte) error {
 	return nil
 }
 
-// readRequest reads one request's head and body. It reports whether the
-// client wants the connection kept open, and false for ok on EOF or a
-// malformed request.
-func readRequest(r *bufio.Reader) (keepAlive, ok bool) {
-	line, err := r.ReadSlice('\n')
-	if err != nil {
-		return false, false
+// reject answers status (closeQuietly: nothing) and closes gently: it stops
+// writing, then reads and drops what the client still sends, for at most
+// lingerFor and lingerBytes, so the answer is not lost to a reset.
+func (c *fdConn) reject(status int) {
+	if status == closeQuietly {
+		return
 	}
-	keepAlive = bytes.Contains(line, []byte("HTTP/1.1"))
-	length := 0
-	for {
-		line, err = r.ReadSlice('\n')
-		if err != nil {
-			return false, false
-		}
-		h := bytes.TrimRight(line, "\r\n")
-		if len(h) == 0 {
-			break
-		}
-		name, value, _ := bytes.Cut(h, []byte(":"))
-		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Connection")):
-			keepAlive = bytes.EqualFold(value, []byte("keep-alive")) ||
-				(keepAlive && !bytes.EqualFold(value, []byte("close")))
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			length, _ = strconv.Atoi(string(value))
-		}
+	if c.writeAll(errorResponse(status)) != nil {
+		return
 	}
-	if length > 0 {
-		if _, err := r.Discard(length); err != nil {
-			return false, false
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	c.setTimeout(lingerFor)
+	c.short = true
+	buf := make([]byte, 4096)
+	for n, end := 0, time.Now().Add(lingerFor); n < lingerBytes && time.Now().Before(end); {
+		k, err := unix.Read(c.fd, buf)
+		if err != nil && !errors.Is(err, unix.EINTR) || k == 0 && err == nil {
+			return
 		}
+		n += max(k, 0)
 	}
-	return keepAlive, true
+}
+
+// errorResponse is the answer for an error status.
+func errorResponse(status int) []byte {
+	return []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + reasons[status] +
+		"\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(reasons[status])+1) +
+		"\r\nConnection: close\r\n\r\n" + reasons[status] + "\n")
+}
+
+var reasons = map[int]string{
+	400: "Bad Request",
+	408: "Request Timeout",
+	431: "Request Header Fields Too Large",
+	501: "Not Implemented",
+	505: "HTTP Version Not Supported",
 }

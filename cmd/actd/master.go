@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,20 +48,29 @@ func runMaster(args []string) int {
 
 // configExit reports a bad command line or setting and returns its status.
 func configExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		usage(os.Stdout)
+		return exitOK
+	}
 	fmt.Fprintln(os.Stderr, "actd:", err)
 	var ue *config.UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(os.Stderr, "usage: actd [flags] [-- COMMAND [ARGS...]]")
-		config.Usage(os.Stderr)
+		fmt.Fprintln(os.Stderr, "usage: actd [flags] [-- COMMAND [ARGS...]]; actd --help lists the flags and subcommands")
 		return exitUsage
 	}
 	(&notify.Notifier{}).Errno(int(syscall.EINVAL), "actd: "+err.Error())
 	return exitConfig
 }
 
-// fail tells systemd and the log why actd cannot run.
+// fail tells the operator, systemd and the log why actd cannot run: an
+// "actd: …" line on stderr like every other fatal error, and a structured
+// entry too when the log is the journal (stderr then reaches the journal
+// only as plain text).
 func (m *master) fail(err error) {
-	m.log.Error("cannot start", "err", err)
+	fmt.Fprintln(os.Stderr, "actd:", err)
+	if _, ok := m.log.Handler().(*slogjournal.Handler); ok {
+		m.log.Error("cannot start", "err", err)
+	}
 	m.notifier.Errno(int(errnoOf(err)), "actd: "+err.Error())
 }
 
@@ -184,8 +195,8 @@ func (m *master) reload() {
 		m.notifier.Ready()
 		return
 	}
+	m.noteRestartOnly(cfg)
 	m.cfg = cfg
-	m.report.setNote("")
 	go func() {
 		select {
 		case <-ready:
@@ -195,4 +206,18 @@ func (m *master) reload() {
 		m.report.refresh()
 		m.notifier.Ready()
 	}()
+}
+
+// noteRestartOnly logs and notes the settings of cfg that the reload
+// cannot apply (keeping the running values in cfg), or clears the note if
+// there are none.
+func (m *master) noteRestartOnly(cfg *config.Config) {
+	keys := config.KeepStartOnly(m.cfg, cfg)
+	if len(keys) == 0 {
+		m.report.setNote("")
+		return
+	}
+	note := strings.Join(keys, ", ") + " changed: needs a restart, still running with the old value"
+	m.log.Warn(note, "event", "reload", "keys", keys)
+	m.report.setNote(note)
 }

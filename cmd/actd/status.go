@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,13 +22,21 @@ func runStatus(args []string) int {
 	fs := flag.NewFlagSet("actd status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the raw status document")
 	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Print("usage: actd status [--json] [--control-socket PATH] [NAME]\n\n" +
+			"  --json                 print the raw status document\n" +
+			"  --control-socket PATH  the pool's control socket (default: NAME's, else /run/actd/control.sock)\n")
+		return exitOK
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "actd status:", err)
 		return exitUsage
 	}
 	sock := statusSocket(*path, fs.Arg(0))
 	raw, err := fetchStatus(sock)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, err)
+		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, dialReason(err))
+		fmt.Fprintln(os.Stderr, "is actd running? pass NAME for actd@NAME, or --control-socket PATH for a pool started by hand")
 		return exitFailure
 	}
 	if *asJSON {
@@ -64,6 +73,16 @@ func statusSocket(flagPath, name string) string {
 		return p
 	}
 	return "/run/actd/control.sock"
+}
+
+// dialReason is err without the address net.OpError repeats, e.g.
+// "connect: no such file or directory".
+func dialReason(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
 }
 
 func fetchStatus(path string) ([]byte, error) {

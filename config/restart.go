@@ -1,0 +1,29 @@
+package config
+
+import "slices"
+
+// KeepStartOnly handles the settings a reload cannot apply (the sockets and
+// the log format, set up once at start): it returns the keys whose value in
+// next differs from running, and copies running's values into next, so next
+// describes what actually runs. It returns nil if none differ. (accept is
+// refused by the pool itself on reload.)
+func KeepStartOnly(running, next *Config) []string {
+	var keys []string
+	if !slices.Equal(running.Listen, next.Listen) {
+		keys = append(keys, "listen")
+		next.Listen = running.Listen
+	}
+	if running.ControlSocket != next.ControlSocket {
+		keys = append(keys, "control-socket")
+		next.ControlSocket = running.ControlSocket
+	}
+	if running.MetricsListen != next.MetricsListen {
+		keys = append(keys, "metrics-listen")
+		next.MetricsListen = running.MetricsListen
+	}
+	if running.LogFormat != next.LogFormat {
+		keys = append(keys, "log-format")
+		next.LogFormat = running.LogFormat
+	}
+	return keys
+}
