@@ -34,7 +34,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}{
 		{[]string{"--help"}, []string{"usage: actd", "--max-children N", "status [--json]", "check-config FILE", "version", "help"}, "\n  -max-children"},
 		{[]string{"-h"}, []string{"usage: actd", "--busy-timeout D"}, ""},
-		{[]string{"help"}, []string{"usage: actd", "--listen ADDR"}, ""},
+		{[]string{"help"}, []string{"usage: actd", "--listen [NAME=]ADDR"}, ""},
 		{[]string{"--listen", "127.0.0.1:0", "--help"}, []string{"usage: actd"}, ""},
 		{[]string{"status", "--help"}, []string{"usage: actd status", "  --json"}, "\n  -json"},
 		{[]string{"--version"}, []string{"actd " + version}, ""},
