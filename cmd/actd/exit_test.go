@@ -60,7 +60,7 @@ func TestBadInputExitStatus(t *testing.T) {
 		{"missing exec", []string{"--listen", "127.0.0.1:0", "--exec", "no-such-program-here"}, exitConfig, []string{"exec", "no-such-program-here"}},
 		{"shared without command", []string{"--listen", "127.0.0.1:0", "--accept", "shared"}, exitConfig, []string{"accept", "COMMAND"}},
 		{"no socket", []string{"--max-children", "4"}, exitConfig, []string{"listen", "LISTEN_FDS"}},
-		{"no arguments", nil, exitUsage, []string{"nothing to run", "usage: actd", "--listen ADDR"}},
+		{"no arguments", nil, exitUsage, []string{"nothing to run", "usage: actd", "--listen [NAME=]ADDR"}},
 		{"start-children above an explicit max", []string{"--listen", "127.0.0.1:0", "--max-children", "1", "--start-children", "2"}, exitConfig, []string{"start-children", "--max-children (1)"}},
 		{"duration syntax", []string{"--listen", "127.0.0.1:0", "--ping-interval", "soon"}, exitConfig, []string{"ping-interval"}},
 		{"unknown flag", []string{"--max-kids", "3"}, exitUsage, []string{"max-kids", "usage"}},
