@@ -1,0 +1,67 @@
+package protocol
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestDocMessageTable: docs/protocol.md's message table lists every type
+// with its name, direction and revision, as the code has them, and nothing
+// else.
+func TestDocMessageTable(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(.)` (\\w+) \\| (child → master|master → child) \\| (\\d+) \\|")
+	rows := row.FindAllStringSubmatch(string(doc), -1)
+	if len(rows) != len(types) {
+		t.Errorf("docs/protocol.md has %d message rows, the code %d types", len(rows), len(types))
+	}
+	for i, r := range rows {
+		if i >= len(types) {
+			break
+		}
+		e := types[i]
+		dir := "master → child"
+		if e.child {
+			dir = "child → master"
+		}
+		rev, _ := strconv.Atoi(r[4])
+		if r[1] != string(rune(e.t)) || r[2] != e.name || r[3] != dir || rev != e.revision {
+			t.Errorf("row %d: got %s %s, %s, since %s; want %c %s, %s, since %d", i, r[1], r[2], r[3], r[4], e.t, e.name, dir, e.revision)
+		}
+	}
+}
+
+// TestDocCapabilities: the capability table names every bit as Caps does.
+func TestDocCapabilities(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| (\\d+) \\| `(\\w+)` \\|")
+	rows := row.FindAllStringSubmatch(string(doc), -1)
+	if len(rows) != len(capNames) {
+		t.Fatalf("docs/protocol.md has %d capability rows, the code %d", len(rows), len(capNames))
+	}
+	for i, r := range rows {
+		if r[1] != strconv.Itoa(i) || r[2] != capNames[i] {
+			t.Errorf("row %d: got bit %s %s, want bit %d %s", i, r[1], r[2], i, capNames[i])
+		}
+	}
+}
+
+// TestDocRevision: the title and ACTD_PROTOCOL's description name Version.
+func TestDocRevision(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# actd back-channel protocol, revision " + strconv.Itoa(Version) + "\n"
+	if !regexp.MustCompile("^" + regexp.QuoteMeta(want)).Match(doc) {
+		t.Errorf("docs/protocol.md does not start with %q", want)
+	}
+}
