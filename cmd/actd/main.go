@@ -36,6 +36,8 @@ func run(args []string) int {
 			return runChild(args[1:])
 		case "status":
 			return runStatus(args[1:])
+		case "reload":
+			return runReload(args[1:])
 		case "check-config":
 			return runCheckConfig(args[1:])
 		case "version", "--version":
