@@ -121,7 +121,13 @@ func (m *master) serve() error {
 	var g group
 	poolCtx, stopPool := context.WithCancel(context.Background())
 	m.stopPool = stopPool
-	g.add("pool", func() error { return m.pool.Run(poolCtx) }, func(error) { stopPool() })
+	g.add("pool", func() error { return m.pool.Run(poolCtx) }, func(err error) {
+		if err != nil { // a member failed: drain and exit with its error
+			m.log.Error("stopping", "event", "stop", "err", err)
+			m.notifier.Stopping()
+		}
+		stopPool()
+	})
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	quit := make(chan struct{})
