@@ -2,7 +2,11 @@ package main
 
 import (
 	"errors"
+	"net"
+	"os"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestGroup: the first member to return stops the others, run waits for
@@ -40,5 +44,29 @@ func TestGroup(t *testing.T) {
 				t.Errorf("got %d members stopped when run returned, want %d", got, max(tc.waiting, 0))
 			}
 		})
+	}
+}
+
+// TestGroupJoinedAtExit: after SIGTERM the master exits 0 only once its
+// side services have stopped: the control socket file is gone and the
+// metrics address can be bound again.
+func TestGroupJoinedAtExit(t *testing.T) {
+	addr := freeAddr(t)
+	a := startActd(t, nil, "--metrics-listen", addr)
+	if code, _, err := scrape(addr, "/metrics"); code != 200 {
+		t.Fatalf("metrics before the stop: got %d (%v), want 200", code, err)
+	}
+	a.signal(t, syscall.SIGTERM)
+	if code := a.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("got exit status %d, want 0", code)
+	}
+	if _, err := os.Stat(a.ctl); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("control socket after exit: got %v, want it removed", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Errorf("metrics address after exit: %v", err)
+	} else {
+		ln.Close()
 	}
 }

@@ -24,32 +24,44 @@ type rateSample struct {
 	served uint64
 }
 
-// add records snap's served counter and returns the rate from the newest
-// sample at least rateWindow older than snap (or the oldest sample, before
-// there is one) to snap. It returns 0 with no older sample.
+// add records snap's served counter and returns the connections per second
+// over the rateWindow that ends at snap. The counter at the window's start
+// is interpolated between the samples around it (exact across a quiet
+// spell, when the two are equal); before there is a sample that old, the
+// rate is over the time since the oldest sample. It returns 0 with no older
+// sample.
 func (r *rates) add(snap prefork.Snapshot) float64 {
 	now := rateSample{snap.Taken, snap.Stats.Served}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	base := -1
-	for i, s := range r.samples {
-		if !s.at.Before(now.at) {
-			break
-		}
-		if base < 0 || now.at.Sub(s.at) >= rateWindow {
-			base = i
-		}
+	older := r.samples
+	for len(older) > 0 && !older[len(older)-1].at.Before(now.at) {
+		older = older[:len(older)-1] // a reader's snapshot may be older than the reporter's
 	}
 	if n := len(r.samples); n == 0 || r.samples[n-1].at.Before(now.at) {
 		r.samples = append(r.samples, now)
 	}
-	if base < 0 {
+	if len(older) == 0 {
 		return 0
 	}
-	from := r.samples[base]
-	r.samples = r.samples[base:] // older samples are never a base again
-	if now.served < from.served {
-		return 0
+	start := now.at.Add(-rateWindow)
+	i := 0
+	for i+1 < len(older) && !older[i+1].at.After(start) {
+		i++
 	}
-	return float64(now.served-from.served) / now.at.Sub(from.at).Seconds()
+	r.samples = r.samples[i:] // samples before i are never needed again
+	base := older[i]
+	if !base.at.Before(start) || now.served < base.served {
+		if now.served < base.served {
+			return 0
+		}
+		return float64(now.served-base.served) / now.at.Sub(base.at).Seconds()
+	}
+	next := now
+	if i+1 < len(older) {
+		next = older[i+1]
+	}
+	frac := start.Sub(base.at).Seconds() / next.at.Sub(base.at).Seconds()
+	atStart := float64(base.served) + frac*float64(next.served-base.served)
+	return (float64(now.served) - atStart) / rateWindow.Seconds()
 }

@@ -24,11 +24,17 @@ func TestRates(t *testing.T) {
 	}{
 		{"first sample", []prefork.Snapshot{snapAt(sec(0), 5)}, 0},
 		{"younger than the window", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(2), 100)}, 50},
-		{"burst then quiet, sampled often", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(1), 160),
-			snapAt(sec(10), 160), snapAt(sec(10.1), 161)}, 161 / 10.1},
-		{"window slides", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(5), 1000),
-			snapAt(sec(10), 1000), snapAt(sec(16), 1060)}, 60.0 / 11},
+		{"window starts inside a busy spell", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(1), 160),
+			snapAt(sec(10), 160), snapAt(sec(10.1), 161)}, (161 - 16) / 10.0},
+		{"window starts inside a quiet spell", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(5), 1000),
+			snapAt(sec(10), 1000), snapAt(sec(16), 1060)}, 6},
+		{"after a long idle time", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(60), 0), snapAt(sec(63), 150)}, 15},
+		{"no sample between", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(20), 200)}, 10},
 		{"same snapshot twice", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(20), 200), snapAt(sec(20), 200)}, 10},
+		{"an older snapshot after a newer one", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(12), 120),
+			snapAt(sec(11), 110)}, 10},
+		{"a sample exactly at the window's start", []prefork.Snapshot{snapAt(sec(0), 0), snapAt(sec(2), 100),
+			snapAt(sec(12), 300)}, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r rates
