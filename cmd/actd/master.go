@@ -102,7 +102,7 @@ func (m *master) start() (int, error) {
 		activation.Close(socks)
 		return exitConfig, err
 	}
-	m.snaps = &snapshots{take: m.pool.Snapshot, maxAge: snapshotMaxAge}
+	m.snaps = &snapshots{take: m.pool.Snapshot, every: snapshotEvery}
 	m.report = newReporter(m.pool, notify.NewStatusCoalescer(m.notifier, notify.DefaultStatusPeriod, m.log))
 	return m.listenSide()
 }
