@@ -75,7 +75,7 @@ var hardening = []directive{
 var lifecycle = []directive{
 	{"Service", "Type", "notify"},
 	{"Service", "NotifyAccess", "main"},
-	{"Service", "ExecReload", "/bin/kill -HUP $MAINPID"},
+	{"Service", "ExecReload", "/usr/bin/actd reload"},
 	{"Service", "WatchdogSec", "20s"},
 	{"Service", "Restart", "on-failure"},
 	{"Service", "RestartPreventExitStatus", "78"},

@@ -1,17 +1,29 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/actd/actd/prefork"
+)
+
+// Bounds of the control socket: no number of clients takes more than
+// controlClients of the master's fds, and none holds one long.
+const (
+	controlClients = 16               // served at once; the rest wait in the backlog
+	requestWait    = time.Second      // for the request line; none (an old client) means status
+	answerWait     = 5 * time.Second  // to write an answer
+	reloadWait     = 10 * time.Minute // the reload client's bound on a wedged master
 )
 
 // statusDoc is what the control socket answers, as JSON: the pool snapshot
@@ -20,7 +32,7 @@ type statusDoc struct {
 	Version  string           `json:"version"`
 	PID      int              `json:"pid"`
 	Unit     string           `json:"unit,omitempty"`
-	Rate     float64          `json:"rate"`           // connections/s since the previous status line
+	Rate     float64          `json:"rate"`           // connections/s over the last rateWindow
 	Note     string           `json:"note,omitempty"` // e.g. why the last reload failed
 	Snapshot prefork.Snapshot `json:"pool"`
 }
@@ -37,60 +49,92 @@ func controlPath(flag string) string {
 	return ""
 }
 
-// serveControl answers every connection on the unix socket path with one
-// statusDoc, until ctx is done.
-func serveControl(ctx context.Context, path string, m *master) error {
+// listenControl binds the unix socket path. It returns an error when
+// another actd answers there, a stale file cannot be removed, or the bind
+// fails (a directory that does not exist, no permission).
+func listenControl(path string) (net.Listener, error) {
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
-		return fmt.Errorf("%s: another actd answers there", path)
+		return nil, fmt.Errorf("control socket %s: another actd answers there", path)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove stale control socket: %w", err)
+		return nil, fmt.Errorf("control socket: remove stale %w", err)
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		return fmt.Errorf("control socket: %w", err)
+		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	context.AfterFunc(ctx, func() { ln.Close() })
+	return limitListener(ln, controlClients), nil
+}
+
+// serveControl answers each connection on the control socket with one
+// request, until ctx is done; then it waits for the answers in flight. It
+// returns nil: accept errors (EMFILE) are waited out.
+func (m *master) serveControl(ctx context.Context) error {
+	var answering sync.WaitGroup
+	defer answering.Wait()
+	context.AfterFunc(ctx, func() { m.control.Close() })
 	unit := ownUnit()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				time.Sleep(100 * time.Millisecond) // EMFILE and friends: do not spin
-				continue
+	for {
+		c, err := m.control.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-			go answerControl(c, m, unit)
+			time.Sleep(100 * time.Millisecond) // EMFILE and friends: do not spin
+			continue
 		}
-	}()
-	return nil
-}
-
-func answerControl(c net.Conn, m *master, unit string) {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	doc, err := m.statusDoc(unit)
-	if err != nil {
-		fmt.Fprintf(c, "{\"error\": %q}\n", err.Error())
-		return
+		answering.Go(func() { m.answerControl(ctx, c, unit) })
 	}
-	json.NewEncoder(c).Encode(doc)
 }
 
-func (m *master) statusDoc(unit string) (statusDoc, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	snap, err := m.pool.Snapshot(ctx)
+// answerControl reads one request line, "status" (or nothing) or "reload",
+// and writes its JSON answer.
+func (m *master) answerControl(ctx context.Context, c net.Conn, unit string) {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(requestWait))
+	line, _ := bufio.NewReader(io.LimitReader(c, 64)).ReadString('\n')
+	var answer any
+	switch req := strings.TrimSpace(line); req {
+	case "", "status":
+		doc, err := m.statusDoc(ctx, unit)
+		answer = doc
+		if err != nil {
+			answer = map[string]string{"error": err.Error()}
+		}
+	case "reload":
+		answer = m.reloadFor(ctx)
+	default:
+		answer = map[string]string{"error": fmt.Sprintf("unknown request %q", req)}
+	}
+	c.SetWriteDeadline(time.Now().Add(answerWait))
+	json.NewEncoder(c).Encode(answer)
+}
+
+// statusDoc returns the status document from the shared snapshot, or the
+// error of the master loop.
+func (m *master) statusDoc(ctx context.Context, unit string) (statusDoc, error) {
+	snap, err := m.snaps.get(ctx)
 	if err != nil {
 		return statusDoc{}, fmt.Errorf("master loop: %w", err)
 	}
-	m.report.mu.Lock()
-	r, note := rate(snap, m.report.prev), m.report.note
-	m.report.mu.Unlock()
-	return statusDoc{Version: version, PID: os.Getpid(), Unit: unit, Rate: r, Note: note, Snapshot: snap}, nil
+	return statusDoc{Version: version, PID: os.Getpid(), Unit: unit, Rate: m.report.rates.add(snap),
+		Note: m.report.currentNote(), Snapshot: snap}, nil
+}
+
+// request sends one request line to the control socket at path and returns
+// the whole answer, read within wait.
+func request(path, req string, wait time.Duration) ([]byte, error) {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(wait))
+	if _, err := io.WriteString(c, req+"\n"); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(c)
 }
 
 // ownUnit returns the systemd unit this process runs in, from the last

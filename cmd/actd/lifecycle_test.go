@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -282,38 +280,5 @@ func TestFatalExitNotifies(t *testing.T) {
 	waitFor(t, "ERRNO=", 5*time.Second, func() bool { return ns.count("ERRNO=") == 1 })
 	if i := ns.index("STATUS=", -1); i < 0 || !strings.Contains(ns.all()[i], "max-children") {
 		t.Errorf("notifications %q: want a STATUS= naming max-children", ns.all())
-	}
-}
-
-// TestMetrics: --metrics-listen serves the pool's numbers in the Prometheus
-// text format.
-func TestMetrics(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	a := startActd(t, nil, "--metrics-listen", addr)
-	for range 3 {
-		if _, err := a.get(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var body string
-	waitFor(t, "metrics", 5*time.Second, func() bool {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body = string(b)
-		return strings.Contains(body, "actd_connections_total 3\n")
-	})
-	for _, want := range []string{"# TYPE actd_children_idle gauge", "actd_children_max 32\n", "# TYPE actd_hung_total counter"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %q:\n%s", want, body)
-		}
 	}
 }

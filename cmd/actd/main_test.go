@@ -24,12 +24,15 @@ import (
 const (
 	envAsActd = "ACTD_TEST_AS_ACTD"
 	lazyArg   = "lazy-worker"
+	failArg   = "failing-worker" // exits 1 at once
 )
 
 func TestMain(m *testing.M) {
 	switch {
 	case len(os.Args) == 2 && os.Args[1] == lazyArg:
 		os.Exit(lazyWorker())
+	case len(os.Args) == 2 && os.Args[1] == failArg:
+		os.Exit(1)
 	case os.Getenv(envAsActd) != "":
 		os.Exit(run(os.Args[1:]))
 	}

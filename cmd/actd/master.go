@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,11 +24,18 @@ import (
 // master is a running `actd` pool and what it tells systemd.
 type master struct {
 	args     []string // the command line, re-read on reload
-	cfg      *config.Config
 	log      *slog.Logger
 	pool     *prefork.Pool
 	notifier *notify.Notifier
 	report   *reporter
+	snaps    *snapshots   // shared by the status and metrics readers
+	started  time.Time    // for process_start_time_seconds
+	control  net.Listener // the control socket, or nil
+	metrics  net.Listener // --metrics-listen, or nil
+	stopPool context.CancelFunc
+
+	mu  sync.Mutex // guards cfg; serialises starting reloads
+	cfg *config.Config
 }
 
 func runMaster(args []string) int {
@@ -38,12 +47,12 @@ func runMaster(args []string) int {
 	if err != nil {
 		return configExit(&config.Error{Key: "log-format", Err: err})
 	}
-	m := &master{args: args, cfg: cfg, log: log, notifier: &notify.Notifier{}}
+	m := &master{args: args, cfg: cfg, log: log, notifier: &notify.Notifier{}, started: time.Now()}
 	if code, err := m.start(); err != nil {
 		m.fail(err)
 		return code
 	}
-	return m.serve()
+	return m.exit(m.serve())
 }
 
 // configExit reports a bad command line or setting and returns its status.
@@ -82,8 +91,10 @@ func errnoOf(err error) syscall.Errno {
 	return syscall.EINVAL
 }
 
-// start takes the sockets and builds the pool. It returns the exit status
-// to use if it fails.
+// start takes the sockets, builds the pool and binds the control socket and
+// the metrics address. It returns the exit status to use if it fails: 78
+// for no socket or a bad setting, 71 when the system refuses a socket (an
+// address in use, a control socket directory that does not exist).
 func (m *master) start() (int, error) {
 	socks, err := activation.Sockets(m.cfg.Listen)
 	if errors.Is(err, activation.ErrNoSockets) {
@@ -101,7 +112,9 @@ func (m *master) start() (int, error) {
 		activation.Close(socks)
 		return exitConfig, err
 	}
-	return exitOK, nil
+	m.snaps = &snapshots{take: m.pool.Snapshot, every: snapshotEvery}
+	m.report = newReporter(m.pool, notify.NewStatusCoalescer(m.notifier, notify.DefaultStatusPeriod, m.log))
+	return m.listenSide()
 }
 
 // poolConfig is cfg's pool settings with the child command line.
@@ -111,62 +124,81 @@ func poolConfig(cfg *config.Config) prefork.Config {
 	return pc
 }
 
-// serve runs the pool until SIGTERM or SIGINT, reloading on SIGHUP.
-func (m *master) serve() int {
-	ctx, stopPool := context.WithCancel(context.Background())
-	defer stopPool()
+// serve runs the pool and everything beside it in one group until SIGTERM
+// or SIGINT has drained the pool, or a member fails. It returns the error of
+// the member that ended the group, or nil.
+func (m *master) serve() error {
+	var g group
+	poolCtx, stopPool := context.WithCancel(context.Background())
+	m.stopPool = stopPool
+	g.add("pool", func() error { return m.pool.Run(poolCtx) }, func(err error) {
+		if err != nil { // a member failed: drain and exit with its error
+			m.log.Error("stopping", "event", "stop", "err", err)
+			m.notifier.Stopping()
+		}
+		stopPool()
+	})
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	runErr := make(chan error, 1)
-	go func() { runErr <- m.pool.Run(ctx) }()
-	side, stopSide := context.WithCancel(context.Background())
-	defer stopSide()
-	m.startSideServices(side)
-	go m.announceReady()
+	quit := make(chan struct{})
+	g.add("signals", func() error { return m.handleSignals(sigs, quit) },
+		func(error) { signal.Stop(sigs); close(quit) })
+	m.addSideServices(&g)
+	return g.run()
+}
+
+// handleSignals is the signal member: it announces READY=1 once the pool is
+// ready, reloads on SIGHUP, and on SIGTERM or SIGINT stops the pool and asks
+// systemd for more time while it drains. It returns nil when quit closes.
+func (m *master) handleSignals(sigs <-chan os.Signal, quit <-chan struct{}) error {
+	ready := m.pool.Ready()
+	var extend <-chan time.Time
+	var reload pendingReload
 	for {
 		select {
-		case err := <-runErr:
-			stopSide()
-			return m.exit(err)
+		case <-quit:
+			return nil
+		case <-ready:
+			ready = nil
+			m.announceReady()
+		case <-reload.wait():
+			m.finishReload(reload)
+			reload = pendingReload{}
+		case <-extend:
+			m.notifier.ExtendTimeout(10 * time.Second)
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				m.reload()
+				reload, _ = m.startReload()
 				continue
 			}
 			m.log.Info("stopping", "event", "stop", "signal", sig.String())
 			m.notifier.Stopping()
-			stopPool()
-			go m.extendWhileDraining()
+			m.stopPool()
+			m.notifier.ExtendTimeout(10 * time.Second)
+			extend = time.Tick(5 * time.Second) // so TimeoutStopSec= does not cut a graceful drain short
 		}
 	}
 }
 
 func (m *master) announceReady() {
 	select {
-	case <-m.pool.Ready():
 	case <-m.pool.Done():
 		return
+	default:
 	}
 	m.report.refresh()
 	m.notifier.Ready()
-	m.log.Info("ready", "event", "ready", "mode", m.cfg.Pool.Mode.String())
+	m.log.Info("ready", "event", "ready", "mode", m.config().Pool.Mode.String())
 }
 
-// extendWhileDraining asks systemd for more stop time while busy children
-// finish, so TimeoutStopSec= does not cut a graceful drain short.
-func (m *master) extendWhileDraining() {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	for {
-		m.notifier.ExtendTimeout(10 * time.Second)
-		select {
-		case <-t.C:
-		case <-m.pool.Done():
-			return
-		}
-	}
+func (m *master) config() *config.Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg
 }
 
+// exit reports how the group ended and returns the exit status: 0 after a
+// drain, 71 when a member (the pool, a side service) failed.
 func (m *master) exit(err error) int {
 	m.report.refresh()
 	m.report.flush()
@@ -178,41 +210,10 @@ func (m *master) exit(err error) int {
 	return exitOK
 }
 
-// reload re-reads the configuration and starts a new generation; READY=1
-// follows when the generation is up, without holding up the signal loop (a
-// SIGTERM during a slow reload stops at once). A bad configuration leaves the
-// running pool as it is and says why.
-func (m *master) reload() {
-	m.notifier.Reloading()
-	cfg, err := config.Parse(m.args)
-	var ready <-chan struct{}
-	if err == nil {
-		ready, err = m.pool.Reload(poolConfig(cfg))
-	}
-	if err != nil {
-		m.log.Error("reload failed, keeping the running pool", "event", "reload", "err", err)
-		m.report.setNote("reload failed: " + err.Error())
-		m.notifier.Ready()
-		return
-	}
-	m.noteRestartOnly(cfg)
-	m.cfg = cfg
-	go func() {
-		select {
-		case <-ready:
-			m.log.Info("reloaded", "event", "reload")
-		case <-m.pool.Done():
-		}
-		m.report.refresh()
-		m.notifier.Ready()
-	}()
-}
-
-// noteRestartOnly logs and notes the settings of cfg that the reload
-// cannot apply (keeping the running values in cfg), or clears the note if
-// there are none.
-func (m *master) noteRestartOnly(cfg *config.Config) {
-	keys := config.KeepStartOnly(m.cfg, cfg)
+// noteRestartOnly logs and notes the settings (keys, from
+// config.KeepStartOnly) that a reload could not apply, or clears the note
+// if there are none.
+func (m *master) noteRestartOnly(keys []string) {
 	if len(keys) == 0 {
 		m.report.setNote("")
 		return

@@ -2,61 +2,132 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/actd/actd/activation"
 )
 
-// serveMetrics serves the pool's numbers in the Prometheus text format on
-// addr until ctx is done.
-func serveMetrics(ctx context.Context, addr string, m *master) error {
+// Bounds of the metrics server: no number of scrapers takes more than
+// metricsClients of the master's fds, or holds one longer than a timeout.
+const (
+	metricsClients = 16
+	metricsIdle    = 5 * time.Second // an idle keep-alive connection is closed after this
+	metricsRead    = 5 * time.Second // to read a whole request
+	metricsWrite   = 5 * time.Second // to write the answer
+)
+
+// listenMetrics binds addr. It returns an error for a malformed address or
+// a failed bind (address in use).
+func listenMetrics(addr string) (net.Listener, error) {
 	network, address, err := activation.ParseAddr(addr)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("metrics-listen: %w", err)
 	}
 	ln, err := net.Listen(network, address)
 	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
+		return nil, fmt.Errorf("metrics-listen: %w", err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		doc, err := m.statusDoc("")
+	return limitListener(ln, metricsClients), nil
+}
+
+// serveMetrics serves the pool's numbers in the Prometheus text format on
+// /metrics (404 elsewhere) until ctx is done. It returns nil then, or the
+// error that stopped the server.
+func (m *master) serveMetrics(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		doc, err := m.statusDoc(r.Context(), "")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		writeMetrics(w, doc)
-	}), ReadHeaderTimeout: 5 * time.Second}
+		writeMetrics(w, doc, m.started)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: metricsRead, ReadTimeout: metricsRead,
+		WriteTimeout: metricsWrite, IdleTimeout: metricsIdle, MaxHeaderBytes: 8 << 10}
 	context.AfterFunc(ctx, func() { srv.Close() })
-	go srv.Serve(ln)
+	if err := srv.Serve(m.metrics); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	return nil
 }
 
-// writeMetrics writes doc as Prometheus gauges and counters.
-func writeMetrics(w io.Writer, doc statusDoc) {
+// metricsWriter writes Prometheus text-format families.
+type metricsWriter struct{ w io.Writer }
+
+// family writes the HELP and TYPE lines of actd_name (or name, when it
+// already has a prefix such as process_).
+func (mw metricsWriter) family(name, typ, help string) string {
+	if !strings.HasPrefix(name, "process_") {
+		name = "actd_" + name
+	}
+	fmt.Fprintf(mw.w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	return name
+}
+
+// sample writes one sample of name with labels as name/value pairs.
+func (mw metricsWriter) sample(name string, v any, labels ...string) {
+	var b strings.Builder
+	for i := 0; i+1 < len(labels); i += 2 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s=\"%s\"", labels[i], labelEscaper.Replace(labels[i+1]))
+	}
+	if b.Len() > 0 {
+		name += "{" + b.String() + "}"
+	}
+	fmt.Fprintf(mw.w, "%s %v\n", name, v)
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func (mw metricsWriter) gauge(name, help string, v any) {
+	mw.sample(mw.family(name, "gauge", help), v)
+}
+
+func (mw metricsWriter) counter(name, help string, v uint64) {
+	mw.sample(mw.family(name+"_total", "counter", help), v)
+}
+
+// writeMetrics writes doc as Prometheus gauges and counters; started is
+// when the master process started.
+func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
+	mw := metricsWriter{w}
 	s := doc.Snapshot
-	gauge := func(name, help string, v any) {
-		fmt.Fprintf(w, "# HELP actd_%s %s\n# TYPE actd_%s gauge\nactd_%s %v\n", name, help, name, name, v)
+	mw.sample(mw.family("build_info", "gauge", "Always 1; the version of the running actd."), 1, "version", doc.Version)
+	mw.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+		float64(started.UnixNano())/1e9)
+	name := mw.family("children", "gauge", "Children by state: starting, idle, busy, running (shared mode), draining.")
+	for _, st := range []struct {
+		state string
+		n     int
+	}{{"starting", s.Starting}, {"idle", s.Idle}, {"busy", s.Busy}, {"running", s.Running}, {"draining", s.Draining}} {
+		mw.sample(name, st.n, "state", st.state)
 	}
-	counter := func(name, help string, v uint64) {
-		fmt.Fprintf(w, "# HELP actd_%s_total %s\n# TYPE actd_%s_total counter\nactd_%s_total %d\n", name, help, name, name, v)
+	mw.gauge("children_max", "The --max-children setting.", s.Max)
+	name = mw.family("listen_queue", "gauge", "Connections waiting in a listener's accept queue.")
+	for _, l := range s.Listeners {
+		if l.Queue >= 0 {
+			mw.sample(name, l.Queue, "listener", l.Name)
+		}
 	}
-	gauge("children_busy", "Children serving a connection.", s.Busy)
-	gauge("children_idle", "Children waiting for a connection.", s.Idle)
-	gauge("children_starting", "Children started that have not said hello.", s.Starting)
-	gauge("children_draining", "Children finishing before they exit.", s.Draining)
-	gauge("children_max", "The --max-children setting.", s.Max)
-	gauge("accept_queue", "Connections waiting in the accept queues.", s.Queue)
-	gauge("start_failures", "Worker start failures in a row.", s.Failures)
-	counter("connections", "Connections accepted by children.", s.Stats.Served)
-	counter("spawned", "Children started.", s.Stats.Spawned)
-	counter("respawned", "Children that died or were killed unasked.", s.Stats.Respawned)
-	counter("hung", "Children that missed a deadline.", s.Stats.Hung)
-	counter("recycled", "Children retired after --max-conn-per-child.", s.Stats.Recycled)
-	counter("overloads", "Times a connection waited with no idle child.", s.Stats.Overloads)
-	counter("garbage", "Children killed for a bad message.", s.Stats.Garbage)
+	mw.gauge("generation", "The generation of children being started; each reload adds one.", s.Generation)
+	mw.gauge("start_failures", "Worker start failures in a row.", s.Failures)
+	mw.counter("connections", "Connections accepted by children.", s.Stats.Served)
+	mw.counter("spawned", "Children started.", s.Stats.Spawned)
+	mw.counter("respawned", "Children that died or were killed unasked.", s.Stats.Respawned)
+	mw.counter("hung", "Children that missed a deadline.", s.Stats.Hung)
+	mw.counter("recycled", "Children retired after --max-conn-per-child.", s.Stats.Recycled)
+	mw.counter("overloads", "Times a connection waited with no idle child.", s.Stats.Overloads)
+	mw.counter("garbage", "Children killed for a bad message.", s.Stats.Garbage)
+	mw.counter("pings_failed", "Pings not answered in time.", s.Stats.PingsFailed)
+	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
 }

@@ -23,28 +23,34 @@ type reporter struct {
 	pool   *prefork.Pool
 	status *notify.StatusCoalescer
 
+	rates *rates
+
 	mu       sync.Mutex
 	note     string // e.g. a failed reload, shown until the next good one
-	prev     prefork.Snapshot
 	lastLine string
 }
 
+func newReporter(pool *prefork.Pool, status *notify.StatusCoalescer) *reporter {
+	return &reporter{pool: pool, status: status, rates: &rates{}}
+}
+
 // run refreshes the status when the pool changes, at most once per
-// reportEvery, and every rateRefresh so the rate decays when idle.
-func (r *reporter) run(ctx context.Context) {
+// reportEvery, and every rateRefresh so the rate decays when idle. It
+// returns nil when ctx is done.
+func (r *reporter) run(ctx context.Context) error {
 	tick := time.NewTicker(rateRefresh)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-r.pool.Changes():
 		case <-tick.C:
 		}
 		r.refresh()
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(reportEvery):
 		}
 	}
@@ -52,48 +58,38 @@ func (r *reporter) run(ctx context.Context) {
 
 // refresh takes a snapshot and hands its line to the coalescer.
 func (r *reporter) refresh() {
-	if r == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	snap, err := r.pool.Snapshot(ctx)
 	if err != nil {
 		return
 	}
+	perSecond := r.rates.add(snap)
 	r.mu.Lock()
-	line := statusLine(snap, rate(snap, r.prev))
+	line := statusLine(snap, perSecond)
 	if r.note != "" {
 		line += "; " + r.note
 	}
-	r.prev, r.lastLine = snap, line
+	r.lastLine = line
 	r.mu.Unlock()
 	r.status.Set(line)
 }
 
 func (r *reporter) flush() {
-	if r != nil {
-		r.status.Flush()
-	}
+	r.status.Flush()
+}
+
+func (r *reporter) currentNote() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.note
 }
 
 func (r *reporter) setNote(note string) {
-	if r == nil {
-		return
-	}
 	r.mu.Lock()
 	r.note = note
 	r.mu.Unlock()
 	r.refresh()
-}
-
-// rate returns the requests per second between two snapshots.
-func rate(now, prev prefork.Snapshot) float64 {
-	dt := now.Taken.Sub(prev.Taken).Seconds()
-	if prev.Taken.IsZero() || dt <= 0 || now.Stats.Served < prev.Stats.Served {
-		return 0
-	}
-	return float64(now.Stats.Served-prev.Stats.Served) / dt
 }
 
 // statusLine is the one line `systemctl status` shows, e.g.

@@ -7,27 +7,45 @@ import (
 	"github.com/actd/actd/notify"
 )
 
-// startSideServices starts what runs beside the pool until ctx is done: the
-// status reporter, the watchdog, the control socket and the metrics server.
-func (m *master) startSideServices(ctx context.Context) {
-	coalescer := notify.NewStatusCoalescer(m.notifier, notify.DefaultStatusPeriod, m.log)
-	m.report = &reporter{pool: m.pool, status: coalescer}
-	go coalescer.Run(ctx)
-	go m.report.run(ctx)
-	if interval, ok := notify.WatchdogInterval(); ok {
-		wd := notify.Watchdog{Notifier: m.notifier, Interval: interval, Healthy: m.healthy(interval), Logger: m.log}
-		go wd.Run(ctx)
-	}
+// listenSide binds the control socket and the metrics address, so that a
+// bad one stops actd at start. It returns 71 and the error if a bind fails.
+func (m *master) listenSide() (int, error) {
+	var err error
 	if path := controlPath(m.cfg.ControlSocket); path != "" {
-		if err := serveControl(ctx, path, m); err != nil {
-			m.log.Error("control socket", "path", path, "err", err)
+		if m.control, err = listenControl(path); err != nil {
+			return exitOSErr, err
 		}
 	}
 	if addr := m.cfg.MetricsListen; addr != "" {
-		if err := serveMetrics(ctx, addr, m); err != nil {
-			m.log.Error("metrics", "addr", addr, "err", err)
+		if m.metrics, err = listenMetrics(addr); err != nil {
+			return exitOSErr, err
 		}
 	}
+	return exitOK, nil
+}
+
+// addSideServices puts in g what runs beside the pool: the STATUS= coalescer,
+// the status reporter, the watchdog, the control socket and the metrics
+// server.
+func (m *master) addSideServices(g *group) {
+	addContext(g, "status", m.report.status.Run)
+	addContext(g, "reporter", m.report.run)
+	if interval, ok := notify.WatchdogInterval(); ok {
+		wd := notify.Watchdog{Notifier: m.notifier, Interval: interval, Healthy: m.healthy(interval), Logger: m.log}
+		addContext(g, "watchdog", wd.Run)
+	}
+	if m.control != nil {
+		addContext(g, "control socket", m.serveControl)
+	}
+	if m.metrics != nil {
+		addContext(g, "metrics", m.serveMetrics)
+	}
+}
+
+// addContext adds to g a member that runs until its context is cancelled.
+func addContext(g *group, name string, execute func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g.add(name, func() error { return execute(ctx) }, func(error) { cancel() })
 }
 
 // healthy returns the watchdog's health check: the master loop answers a

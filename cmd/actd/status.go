@@ -86,13 +86,7 @@ func dialReason(err error) error {
 }
 
 func fetchStatus(path string) ([]byte, error) {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	return io.ReadAll(c)
+	return request(path, "status", 5*time.Second)
 }
 
 // unitView is what systemd says of the unit, over D-Bus; "" if there is no

@@ -56,7 +56,9 @@ func TestBadConfigOnReloadKeepsServing(t *testing.T) {
 	load := StartLoad(pool.Addr(), 4, 2*time.Millisecond, 30*time.Second)
 	waitAnswered(t, load, 50, 10*time.Second)
 	a.WriteFile(configPath, []byte(badConfig), 0o644)
-	a.Run("systemctl", "reload", serviceUnit)
+	if out, err := a.RunErr("systemctl", "reload", serviceUnit); err == nil {
+		t.Errorf("systemctl reload with a bad config: succeeded, want it to fail\n%s", out)
+	}
 	waitService(t, a.Bus, serviceUnit, 10*time.Second, "active", func(s ServiceState) bool {
 		return s.ActiveState == "active"
 	})

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+)
+
+// runReload is `actd reload [--control-socket PATH] [NAME]`: it asks the
+// running master to reload its configuration and waits until the new
+// generation is ready or has failed. It exits 0 when the new generation is
+// up, 78 for a bad configuration (the key named), 1 when the new generation
+// did not start or the master could not be asked; the running pool keeps
+// serving with the old generation whenever it fails.
+func runReload(args []string) int {
+	fs := flag.NewFlagSet("actd reload", flag.ContinueOnError)
+	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	sock := statusSocket(*path, fs.Arg(0))
+	raw, err := request(sock, "reload", reloadWait)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "actd reload: %s: %v\n", sock, err)
+		return exitFailure
+	}
+	var rep reloadReply
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		fmt.Fprintf(os.Stderr, "actd reload: %s: answer %q: %v\n", sock, raw, err)
+		return exitFailure
+	}
+	if rep.Error != "" {
+		fmt.Fprintf(os.Stderr, "actd reload: failed, the running pool keeps its old generation: %s\n", rep.Error)
+		if rep.Key != "" {
+			return exitConfig
+		}
+		return exitFailure
+	}
+	fmt.Printf("actd reload: generation %d ready, %d children up\n", rep.Generation, rep.Children)
+	return exitOK
+}
