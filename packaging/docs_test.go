@@ -22,7 +22,7 @@ var (
 	// eventKill is an event passed to kill(s, "hung", …); "stop" is not logged.
 	eventKill = regexp.MustCompile(`\.kill\([a-z.\[\]]+, "([a-z]+)"`)
 	// metric is a Prometheus series written by cmd/actd/metrics.go.
-	metricGauge   = regexp.MustCompile(`\bgauge\("([a-z_]+)"`)
+	metricGauge   = regexp.MustCompile(`\b(?:gauge|family)\("([a-z_]+)"`)
 	metricCounter = regexp.MustCompile(`\bcounter\("([a-z_]+)"`)
 )
 
@@ -162,7 +162,10 @@ func TestManPageListsMetrics(t *testing.T) {
 	src := readDoc(t, "../cmd/actd/metrics.go")
 	var series []string
 	for _, g := range found(metricGauge, src, 1) {
-		series = append(series, "actd_"+g)
+		if !strings.HasPrefix(g, "process_") {
+			g = "actd_" + g // as metricsWriter.family names it
+		}
+		series = append(series, g)
 	}
 	for _, c := range found(metricCounter, src, 1) {
 		series = append(series, "actd_"+c+"_total")

@@ -54,7 +54,7 @@ func TestMetrics(t *testing.T) {
 	for _, want := range []string{
 		"# TYPE actd_children gauge", `actd_children{state="idle"} `, `actd_children{state="busy"} `,
 		"actd_children_max 32\n", "# TYPE actd_hung_total counter", `actd_build_info{version="dev"} 1`,
-		"# TYPE process_start_time_seconds gauge", `actd_listen_queue{listener="unix:` + a.sock + `"} 0`,
+		"# TYPE process_start_time_seconds gauge", `actd_listen_queue{listener="unix-` + a.sock + `"} 0`,
 		"actd_generation 1\n", "actd_reloads_total 0\n", "actd_pings_failed_total 0\n",
 	} {
 		if !strings.Contains(body, want) {
