@@ -53,6 +53,9 @@ type stopping struct {
 
 // startGeneration starts StartChildren children of a new generation.
 func (p *Pool) startGeneration() {
+	if p.ready != nil && !isClosed(p.ready.ch) {
+		close(p.ready.ch) // superseded: whoever waits for it learns so from the generation
+	}
 	p.gen++
 	p.ramp = 1
 	p.backoff = backoff{}
@@ -93,14 +96,17 @@ func (p *Pool) readyCh(gen int) chan struct{} {
 // Reload starts a new generation of children with cfg and retires the old
 // one as its children go idle: none is stopped mid-connection, and old idle
 // children keep taking connections until the new generation has an idle
-// child. The listeners stay as they are. It returns a channel closed when the
-// new generation is ready (see Ready), or an error: a *FieldError, an
-// attempt to change the accept mode, or ErrStopped.
-func (p *Pool) Reload(cfg Config) (<-chan struct{}, error) {
+// child. The listeners stay as they are. It returns the new generation's
+// number and a channel closed when that generation is ready (see Ready),
+// when its StartTimeout passed first, or when a later Reload superseded it
+// (a Snapshot then tells which). It returns an error instead: a
+// *FieldError, an attempt to change the accept mode, or ErrStopped.
+func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	var ready chan struct{}
+	var gen int
 	var err error
 	callErr := p.call(func() {
 		if cfg.Mode != p.cfg.Mode {
@@ -115,12 +121,12 @@ func (p *Pool) Reload(cfg Config) (<-chan struct{}, error) {
 		p.startGeneration()
 		p.stats.Reloads++
 		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)
-		ready = p.ready.ch
+		ready, gen = p.ready.ch, p.gen
 	})
 	if callErr != nil {
-		return nil, callErr
+		return 0, nil, callErr
 	}
-	return ready, err
+	return gen, ready, err
 }
 
 // beginStop starts the drain that ends Run.

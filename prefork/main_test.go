@@ -190,7 +190,8 @@ func startPool(t *testing.T, cfg prefork.Config, name string, env ...string) *te
 // reload reloads with cfg and the pool's test worker.
 func (tp *testPool) reload(cfg prefork.Config) (<-chan struct{}, error) {
 	cfg.Program = tp.program
-	return tp.Reload(cfg)
+	_, ready, err := tp.Reload(cfg)
+	return ready, err
 }
 
 // stop cancels the pool and waits for Run to return.

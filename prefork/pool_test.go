@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -480,5 +481,41 @@ func TestRecycle(t *testing.T) {
 	}
 	if r := snapshot(t, p).Stats.Recycled; r < 5 {
 		t.Errorf("recycled %d, want at least 5", r)
+	}
+}
+
+// TestReloadSuperseded: a reload into a worker that never starts, then a
+// second reload: the first one's ready channel closes at once (its waiter
+// learns from the generation that it was superseded), not after its
+// StartTimeout; the second generation serves.
+func TestReloadSuperseded(t *testing.T) {
+	cfg := fastConfig(protocol.Dispatch)
+	p := startPool(t, cfg, "echo")
+	crashing := cfg
+	crashing.StartTimeout = time.Minute
+	crashing.Program = p.program
+	crashing.Program.Env = slices.DeleteFunc(slices.Clone(p.program.Env), func(kv string) bool {
+		return strings.HasPrefix(kv, envWorker+"=")
+	})
+	crashing.Program.Env = append(crashing.Program.Env, envWorker+"=crash")
+	gen, first, err := p.Reload(crashing)
+	if err != nil || gen != 2 {
+		t.Fatalf("Reload = %d, %v; want generation 2", gen, err)
+	}
+	second, err := p.reload(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the superseded generation's ready channel still open after 5s")
+	}
+	<-second
+	if s := snapshot(t, p); s.Generation != 3 {
+		t.Errorf("generation %d, want 3", s.Generation)
+	}
+	if _, err := request(p.addr, "after"); err != nil {
+		t.Errorf("request: %v", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 // pendingReload is a generation started by a reload, until it is ready.
 type pendingReload struct {
-	gen     int             // 0 if the snapshot after Reload failed
-	ready   <-chan struct{} // closed when the generation is ready or StartTimeout passed
+	gen     int             // the generation Reload started
+	ready   <-chan struct{} // closed when it is ready, StartTimeout passed, or a later reload superseded it
 	want    int             // its start-children
 	timeout time.Duration   // its start-timeout
 	kept    []string        // settings that need a restart, kept at their running values
@@ -61,7 +61,7 @@ func (m *master) newGeneration() (pendingReload, error) {
 	if cfg.Pool.Mode != m.cfg.Pool.Mode {
 		return pendingReload{}, &config.Error{Key: "accept", Err: fmt.Errorf("%v cannot change to %v without a restart", m.cfg.Pool.Mode, cfg.Pool.Mode)}
 	}
-	ready, err := m.pool.Reload(poolConfig(cfg))
+	gen, ready, err := m.pool.Reload(poolConfig(cfg))
 	var fe *prefork.FieldError
 	if errors.As(err, &fe) {
 		return pendingReload{}, &config.Error{Key: fe.Field, Err: err}
@@ -71,13 +71,7 @@ func (m *master) newGeneration() (pendingReload, error) {
 	}
 	kept := config.KeepStartOnly(m.cfg, cfg)
 	m.cfg = cfg
-	r := pendingReload{ready: ready, want: cfg.Pool.StartChildren, timeout: cfg.Pool.StartTimeout, kept: kept}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if snap, err := m.pool.Snapshot(ctx); err == nil {
-		r.gen = snap.Generation
-	}
-	return r, nil
+	return pendingReload{gen: gen, ready: ready, want: cfg.Pool.StartChildren, timeout: cfg.Pool.StartTimeout, kept: kept}, nil
 }
 
 // finishReload checks the ready generation r, notes the outcome in the
@@ -140,8 +134,7 @@ func (m *master) reloadFor(ctx context.Context) reloadReply {
 		return failedReply(r.gen, err)
 	}
 	select {
-	case <-r.ready:
-	case <-time.After(r.timeout + 5*time.Second): // superseded: its channel never closes
+	case <-r.ready: // also when superseded: finishReload tells
 	case <-m.pool.Done():
 		return reloadReply{Generation: r.gen, Error: "the pool stopped"}
 	case <-ctx.Done():
