@@ -130,3 +130,33 @@ func TestTablesReachEveryState(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestReport: a busy child's R shows in the snapshot until its next
+// B or I; from an idle child it is garbage.
+func TestRequestReport(t *testing.T) {
+	p, _, _ := dispatchPool(t, 1)
+	s := p.slots[0]
+	if err := p.onMessage(s, protocol.Message{Type: protocol.Request, Text: "GET /"}); !errors.Is(err, protocol.ErrGarbage) {
+		t.Errorf("R from an idle child: got %v, want garbage", err)
+	}
+	s.state = busy
+	p.idle.remove(0)
+	for _, tc := range []struct {
+		m    protocol.Message
+		want string
+	}{
+		{protocol.Message{Type: protocol.Request, Text: "GET /slow?x=1"}, "GET /slow?x=1"},
+		{protocol.Message{Type: protocol.Served, Value: 1}, "GET /slow?x=1"},
+		{protocol.Message{Type: protocol.Busy}, ""},
+		{protocol.Message{Type: protocol.Request, Text: "POST /form"}, "POST /form"},
+		{protocol.Message{Type: protocol.Idle}, ""},
+	} {
+		if err := p.onMessage(s, tc.m); err != nil {
+			t.Fatalf("%v: %v", tc.m.Type, err)
+		}
+		snap := p.snapshot()
+		if got := snap.Slots[0].Request; got != tc.want {
+			t.Errorf("after %v: request %q, want %q", tc.m.Type, got, tc.want)
+		}
+	}
+}

@@ -36,7 +36,8 @@ type SlotInfo struct {
 	PID        int       `json:"pid"`
 	Generation int       `json:"generation"`
 	Served     uint64    `json:"served"`
-	Since      time.Time `json:"since"` // in this state since
+	Since      time.Time `json:"since"`             // in this state since
+	Request    string    `json:"request,omitempty"` // what it said it serves (R), while busy
 }
 
 // ListenerInfo is one listening socket and its accept queue.
@@ -113,7 +114,7 @@ func (p *Pool) snapshot() Snapshot {
 func (s *Snapshot) count(sl *slot) {
 	letter := sl.letter()
 	s.Slots = append(s.Slots, SlotInfo{Slot: sl.num, State: string(letter), PID: sl.pid,
-		Generation: sl.gen, Served: sl.served, Since: sl.since})
+		Generation: sl.gen, Served: sl.served, Since: sl.since, Request: sl.request})
 	switch letter {
 	case 'S':
 		s.Starting++

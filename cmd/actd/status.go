@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
 )
@@ -139,10 +140,20 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		st.Served, st.Spawned, st.Respawned, st.Hung, st.Recycled, st.Overloads, st.Garbage, st.Reloads)
 	fmt.Fprintln(w, "states: S starting, I idle, A ordered to accept, B busy, R running, D draining, K killed, E exiting")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLOT\tSTATE\tPID\tGEN\tSERVED\tFOR")
+	fmt.Fprintln(tw, "SLOT\tSTATE\tPID\tGEN\tSERVED\tFOR\tREQUEST")
 	for _, sl := range s.Slots {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%v\n", sl.Slot, sl.State, sl.PID, sl.Generation, sl.Served,
-			s.Taken.Sub(sl.Since).Round(time.Millisecond))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%v\t%s\n", sl.Slot, sl.State, sl.PID, sl.Generation, sl.Served,
+			s.Taken.Sub(sl.Since).Round(time.Millisecond), printable(sl.Request))
 	}
 	tw.Flush()
+}
+
+// printable returns s with control characters replaced, for a terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
 }
