@@ -30,18 +30,32 @@ type reporter struct {
 }
 
 // run refreshes the status when the pool changes, at most once per
-// reportEvery, and every rateRefresh so the rate decays when idle.
+// reportEvery, and while the rate shown is not zero, every rateRefresh so it
+// decays when idle.
 func (r *reporter) run(ctx context.Context) {
-	tick := time.NewTicker(rateRefresh)
-	defer tick.Stop()
+	refreshOnChange(ctx, r.pool.Changes(), r.refresh)
+}
+
+// refreshOnChange calls refresh when changes fires, at most once per
+// reportEvery, until ctx is done. After a refresh that returned a rate
+// above zero it calls refresh again rateRefresh later even without a
+// change, so the rate shown decays to zero; once it shows zero, only a
+// change wakes it: an idle pool costs no timer.
+func refreshOnChange(ctx context.Context, changes <-chan struct{}, refresh func() (rate float64)) {
+	decay := time.NewTimer(rateRefresh)
+	defer decay.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-r.pool.Changes():
-		case <-tick.C:
+		case <-changes:
+		case <-decay.C:
 		}
-		r.refresh()
+		if refresh() > 0 {
+			decay.Reset(rateRefresh)
+		} else {
+			decay.Stop()
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -50,25 +64,28 @@ func (r *reporter) run(ctx context.Context) {
 	}
 }
 
-// refresh takes a snapshot and hands its line to the coalescer.
-func (r *reporter) refresh() {
+// refresh takes a snapshot and hands its line to the coalescer. It returns
+// the rate the line shows (0 also when no snapshot was taken).
+func (r *reporter) refresh() float64 {
 	if r == nil {
-		return
+		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	snap, err := r.pool.Snapshot(ctx)
 	if err != nil {
-		return
+		return 0
 	}
 	r.mu.Lock()
-	line := statusLine(snap, rate(snap, r.prev))
+	perSecond := rate(snap, r.prev)
+	line := statusLine(snap, perSecond)
 	if r.note != "" {
 		line += "; " + r.note
 	}
 	r.prev, r.lastLine = snap, line
 	r.mu.Unlock()
 	r.status.Set(line)
+	return perSecond
 }
 
 func (r *reporter) flush() {
