@@ -14,7 +14,7 @@ const idleSettle = 3 * time.Second
 type idleMeasure struct {
 	server  string
 	window  time.Duration
-	master  schedStat     // CPU and wake-ups of the main process in the window
+	master  schedStat     // CPU and wake-ups of the main process in the window, its threads at the end
 	treeCPU time.Duration // CPU of the whole tree (processes alive at both ends)
 	procs   int
 	mem     memory // of the main process
@@ -82,7 +82,11 @@ func (m *idleMeasure) fill(pid int, before, after map[int]schedStat) {
 		m.err = fmt.Errorf("%s exited while idle", m.server)
 		return
 	}
-	m.master = schedStat{cpu: after[pid].cpu - before[pid].cpu, runs: after[pid].runs - before[pid].runs}
+	m.master = schedStat{
+		cpu:     after[pid].cpu - before[pid].cpu,
+		runs:    after[pid].runs - before[pid].runs,
+		threads: after[pid].threads,
+	}
 	for p, s := range after {
 		if s0, ok := before[p]; ok {
 			m.treeCPU += s.cpu - s0.cpu

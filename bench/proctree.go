@@ -163,8 +163,9 @@ func treeMemory(root int) (memory, int) {
 
 // schedStat is a process's scheduler account, summed over its threads.
 type schedStat struct {
-	cpu  time.Duration // time on a CPU, in nanoseconds
-	runs uint64        // times a thread was put on a CPU: wake-ups
+	cpu     time.Duration // time on a CPU, in nanoseconds
+	runs    uint64        // times a thread was put on a CPU: wake-ups
+	threads int           // threads whose account was read
 }
 
 // readSched sums /proc/PID/task/TID/schedstat over the threads of pid. It
@@ -187,6 +188,7 @@ func readSched(pid int) schedStat {
 		runs, _ := strconv.ParseUint(fields[2], 10, 64)
 		total.cpu += time.Duration(ns)
 		total.runs += runs
+		total.threads++
 	}
 	return total
 }

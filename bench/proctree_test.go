@@ -60,3 +60,18 @@ func TestReadSched(t *testing.T) {
 		t.Errorf("process that does not exist: got %+v, want zero", got)
 	}
 }
+
+func TestReadSchedThreads(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if got := readSched(cmd.Process.Pid).threads; got != 1 {
+		t.Errorf("sleep(1): got %d threads, want 1", got)
+	}
+	if got, want := readSched(os.Getpid()).threads, 2; got < want {
+		t.Errorf("this Go process: got %d threads, want at least %d", got, want)
+	}
+}

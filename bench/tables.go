@@ -83,14 +83,14 @@ func (r report) writeIdle(b *strings.Builder) {
 	if len(r.idle) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "### Idle\n\nAll servers started at once with the pools above, left alone for %v, then measured for %v with nobody connecting. CPU and wake-ups (times the main process's threads were put on a CPU) come from schedstat, to the microsecond.\n\n", idleSettle, r.opts.idle)
-	b.WriteString("| server | processes | master CPU | master wake-ups/s | tree CPU | master RSS MB | tree RSS MB | tree PSS MB |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "### Idle\n\nAll servers started at once with the pools above, left alone for %v, then measured for %v with nobody connecting. CPU and wake-ups (times any thread of the main process was put on a CPU, summed over its threads) come from `/proc/PID/task/*/schedstat`, to the microsecond; master threads are counted at the end of the window.\n\n", idleSettle, r.opts.idle)
+	b.WriteString("| server | processes | master threads | master CPU | master wake-ups/s | tree CPU | master RSS MB | tree RSS MB | tree PSS MB |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range r.idle {
 		if m.err != nil {
-			fmt.Fprintf(b, "| %s | failed (see below) | | | | | | |\n", m.server)
+			fmt.Fprintf(b, "| %s | failed (see below) | | | | | | | |\n", m.server)
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %d | %v | %.1f | %v | %.1f | %.1f | %.1f |\n", m.server, m.procs,
+		fmt.Fprintf(b, "| %s | %d | %d | %v | %.1f | %v | %.1f | %.1f | %.1f |\n", m.server, m.procs, m.master.threads,
 			m.master.cpu.Round(time.Microsecond), float64(m.master.runs)/m.window.Seconds(), m.treeCPU.Round(time.Microsecond),
 			mb(m.mem.rss), mb(m.treeMem.rss), mb(m.treeMem.pss))
 	}

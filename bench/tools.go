@@ -19,18 +19,20 @@ type tools struct {
 }
 
 // buildTools builds actd, the baseline and the responder into dir, from the
-// repository at root. A failed actd or responder build is recorded, not
+// repository at root. actd is built in its own module with the workspace
+// off (GOWORK=off), as packaging/deb/build.sh builds it, and the baseline in
+// the bench module. A failed actd or responder build is recorded, not
 // returned, so the peers can still be measured; it returns an error only if
 // the baseline does not build.
 func buildTools(root, dir string) (*tools, error) {
 	t := &tools{dir: dir}
 	goTool := goBinary()
 	t.baseline = filepath.Join(dir, "baseline")
-	if err := runIn(root, goTool, "build", "-o", t.baseline, "./bench/baseline"); err != nil {
+	if err := runIn(filepath.Join(root, "bench"), goTool, "build", "-o", t.baseline, "./baseline"); err != nil {
 		return nil, fmt.Errorf("build baseline: %w", err)
 	}
 	t.actd = filepath.Join(dir, "actd")
-	if t.actdErr = runIn(root, goTool, "build", "-o", t.actd, "./cmd/actd"); t.actdErr != nil {
+	if t.actdErr = runIn(root, "env", "GOWORK=off", goTool, "build", "-o", t.actd, "./cmd/actd"); t.actdErr != nil {
 		t.actd = ""
 	}
 	t.responder = filepath.Join(dir, "responder")
@@ -60,9 +62,10 @@ func runIn(dir, name string, args ...string) error {
 	return nil
 }
 
-// repoRoot returns the directory of the main module's go.mod, found by
-// walking up from the working directory. It returns an error outside the
-// repository.
+// repoRoot returns the repository's root: the directory above the working
+// directory (or the working directory itself) that holds a go.mod and
+// bench/baseline, so both `go run ./bench` at the root and `go run .` in
+// bench find it. It returns an error outside the repository.
 func repoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {

@@ -35,34 +35,49 @@ func newReporter(pool *prefork.Pool, status *notify.StatusCoalescer) *reporter {
 }
 
 // run refreshes the status when the pool changes, at most once per
-// reportEvery, and every rateRefresh so the rate decays when idle. It
-// returns nil when ctx is done.
+// reportEvery, and while the rate shown is not zero, every rateRefresh so it
+// decays when idle. It returns nil when ctx is done.
 func (r *reporter) run(ctx context.Context) error {
-	tick := time.NewTicker(rateRefresh)
-	defer tick.Stop()
+	refreshOnChange(ctx, r.pool.Changes(), r.refresh)
+	return nil
+}
+
+// refreshOnChange calls refresh when changes fires, at most once per
+// reportEvery, until ctx is done. After a refresh that returned a rate
+// above zero it calls refresh again rateRefresh later even without a
+// change, so the rate shown decays to zero; once it shows zero, only a
+// change wakes it: an idle pool costs no timer.
+func refreshOnChange(ctx context.Context, changes <-chan struct{}, refresh func() (rate float64)) {
+	decay := time.NewTimer(rateRefresh)
+	defer decay.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-r.pool.Changes():
-		case <-tick.C:
+			return
+		case <-changes:
+		case <-decay.C:
 		}
-		r.refresh()
+		if refresh() > 0 {
+			decay.Reset(rateRefresh)
+		} else {
+			decay.Stop()
+		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(reportEvery):
 		}
 	}
 }
 
-// refresh takes a snapshot and hands its line to the coalescer.
-func (r *reporter) refresh() {
+// refresh takes a snapshot and hands its line to the coalescer. It returns
+// the rate the line shows (0 also when no snapshot was taken).
+func (r *reporter) refresh() float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	snap, err := r.pool.Snapshot(ctx)
 	if err != nil {
-		return
+		return 0
 	}
 	perSecond := r.rates.add(snap)
 	r.mu.Lock()
@@ -73,6 +88,7 @@ func (r *reporter) refresh() {
 	r.lastLine = line
 	r.mu.Unlock()
 	r.status.Set(line)
+	return perSecond
 }
 
 func (r *reporter) flush() {

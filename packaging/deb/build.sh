@@ -52,8 +52,10 @@ trap 'rm -rf "$stage"' EXIT INT TERM
 umask 022
 chmod 0755 "$stage"
 
+# GOWORK=off: the product module alone, as `go install` builds it, never
+# with the versions the benchmark suite's module (go.work) might select.
 echo "build.sh: go build actd $version ($arch)" >&2
-(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath \
+(cd "$root" && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath \
 	-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/actd" ./cmd/actd)
 
 install -d "$stage/usr/lib/systemd/system" "$stage/etc/actd" \
