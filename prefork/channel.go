@@ -67,7 +67,9 @@ func (p *Pool) onMessage(s *slot, m protocol.Message) error {
 		p.onIdle(s, from)
 	}
 	p.mode.moved(s, from, to, ev)
-	p.changedState()
+	if ev != evPong {
+		p.changedState() // a pong changes nothing anyone watches
+	}
 	return nil
 }
 

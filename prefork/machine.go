@@ -178,6 +178,9 @@ func (p *Pool) step(s *slot, ev event) bool {
 	if p.table[s.state][ev] != stay {
 		s.state, s.since = to, p.now
 	}
+	if ev != evPong && ev != evRequest {
+		p.keepTicking()
+	}
 	return true
 }
 

@@ -38,7 +38,9 @@ type Pool struct {
 	lastOverloadLog time.Time
 	gen             int
 	ramp            int
-	replace         int // children that died unasked since the last scale
+	replace         int           // children that died unasked since the last scale
+	settled         bool          // the last scale decided nothing (quiet.go)
+	pingAfter       time.Duration // this tick pings idle children silent this long (setPingAfter)
 	stats           Stats
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set

@@ -15,6 +15,7 @@ func (p *Pool) tick() {
 	p.harvest()
 	p.measureQueues()
 	p.reports.starting = false
+	p.setPingAfter()
 	for _, s := range p.slots {
 		if s.live() {
 			p.checkSlot(s)
@@ -31,6 +32,11 @@ func (p *Pool) tick() {
 	if p.now.Sub(p.lastScale) >= p.cfg.ScalePeriod {
 		p.lastScale = p.now
 		p.mode.scale()
+	}
+	if p.quiet() {
+		if until := p.quietUntil(); until.After(p.nextTick) {
+			p.nextTick = until
+		}
 	}
 }
 
@@ -77,7 +83,7 @@ func (p *Pool) checkPing(s *slot) {
 		}
 		return
 	}
-	if p.now.Sub(s.heard) < p.cfg.PingInterval {
+	if p.now.Sub(s.heard) < p.pingAfter {
 		return
 	}
 	s.pingSeq++
@@ -111,6 +117,7 @@ func (p *Pool) scale() {
 	d := decide(ps, p.cfg.limits(), p.ramp)
 	p.ramp = d.Ramp
 	p.stats.AtMax = d.AtMax
+	p.settled = d == scaleDecision{Ramp: 1}
 	// A child that died unasked is replaced even if the scaler would not
 	// miss it: the pool keeps the size demand gave it.
 	want := max(d.Spawn, min(p.replace, p.cfg.MaxChildren-ps.Children))
@@ -214,4 +221,19 @@ func (p *Pool) checkStuck() {
 		p.stats.stuckTicks = 0
 	}
 	p.stats.servedAtTick = p.stats.Served
+}
+
+// setPingAfter decides how long a child must have been silent for this
+// tick to ping it: PingInterval; but once one child is due, every idle
+// child silent for half of it is pinged with it, so the children's pings
+// fall into one tick (and their pongs into the next) instead of one tick
+// each (quiet.go).
+func (p *Pool) setPingAfter() {
+	p.pingAfter = p.cfg.PingInterval
+	for _, s := range p.slots {
+		if (s.state == idle || s.state == standby) && s.pingSentAt.IsZero() && p.now.Sub(s.heard) >= p.cfg.PingInterval {
+			p.pingAfter = p.cfg.PingInterval / 2
+			return
+		}
+	}
 }
