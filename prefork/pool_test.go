@@ -388,7 +388,9 @@ func TestDrainOnStop(t *testing.T) {
 	for _, mode := range protocolModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode)
-			cfg.StartChildren, cfg.MaxChildren = 6, 6
+			// 6 idle children are not too many: none is retired (its
+			// connection would count as draining, not busy).
+			cfg.StartChildren, cfg.MaxChildren, cfg.MaxSpare = 6, 6, 6
 			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=700ms")
 			wait := inFlight(p.addr, 6)
 			eventually(t, "6 busy", func() bool { return snapshot(t, p).Busy == 6 })
