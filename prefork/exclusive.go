@@ -95,7 +95,10 @@ func (x *exclusiveMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: prot
 
 func (x *exclusiveMode) stop() { x.watch(false) }
 
-func (x *exclusiveMode) wantReports() bool { return true }
+// wantReports: children's messages wake the loop, but for a quiet pool's
+// (hushed): its pongs wait for the tick that checks them, and a connection
+// wakes the loop through the listeners (hush).
+func (x *exclusiveMode) wantReports() bool { return !x.p.hushed }
 
 // armNext tells the lowest child that has not registered its listeners, or
 // is registered behind a lower slot, to register, unless another is doing it

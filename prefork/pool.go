@@ -40,6 +40,7 @@ type Pool struct {
 	ramp            int
 	replace         int           // children that died unasked since the last scale
 	settled         bool          // the last scale decided nothing (quiet.go)
+	hushed          bool          // quiet until a distant tick, nothing moved since (quiet.go)
 	pingAfter       time.Duration // this tick pings idle children silent this long (setPingAfter)
 	stats           Stats
 	backoff         backoff

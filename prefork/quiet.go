@@ -49,6 +49,7 @@ func (p *Pool) quietUntil() time.Time {
 
 // keepTicking brings the next tick within tickPeriod: the pool moved.
 func (p *Pool) keepTicking() {
+	p.hushed = false
 	if next := p.now.Add(p.tickPeriod()); next.Before(p.nextTick) {
 		p.nextTick = next
 	}
