@@ -20,8 +20,8 @@ func (p *Pool) readChannel(s *slot) bool {
 	if s.ch < 0 {
 		return false
 	}
-	var buf [protocol.MaxPacket + 1]byte // a longer packet shows as garbage, not as a valid prefix
-	n, err := rawRead(s.ch, buf[:])
+	buf := p.readBuf[:] // one byte more than a packet: a longer one shows as garbage, not as a valid prefix
+	n, err := rawRead(s.ch, buf)
 	switch {
 	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
 		return false
@@ -46,7 +46,7 @@ func (p *Pool) readChannel(s *slot) bool {
 // for the message: the one place where a message that does not fit is found.
 func (p *Pool) onMessage(s *slot, m protocol.Message) error {
 	s.heard = p.now
-	ev, ok := messageEvents[m.Type]
+	ev, ok := messageEvent(m.Type)
 	from := s.state
 	if !ok || !p.step(s, ev) {
 		return fmt.Errorf("%w: %v from a child in state %v", protocol.ErrGarbage, m.Type, from)

@@ -83,6 +83,8 @@ func (x *exclusiveMode) moved(s *slot, from, to state, ev event) {
 		x.movingBusy(s)
 	case to == exiting && x.arming == s.num:
 		x.arming = -1
+	case ev == evBusy || ev == evServed || ev == evPong || ev == evRequest:
+		return // a connection, a pong or a report: nobody can register now who could not before
 	}
 	x.armNext()
 }

@@ -72,10 +72,24 @@ var eventNames = [numEvents]string{"spawn", "H", "I", "B", "S", "O", "R", "A", "
 
 func (e event) String() string { return eventNames[e] }
 
-// messageEvents maps the types a child may send to their events.
-var messageEvents = map[protocol.Type]event{
-	protocol.Hello: evHello, protocol.Idle: evIdle, protocol.Busy: evBusy,
-	protocol.Served: evServed, protocol.Pong: evPong, protocol.Request: evRequest,
+// messageEvent returns the event of a type a child may send, and false
+// for any other type.
+func messageEvent(t protocol.Type) (event, bool) {
+	switch t {
+	case protocol.Hello:
+		return evHello, true
+	case protocol.Idle:
+		return evIdle, true
+	case protocol.Busy:
+		return evBusy, true
+	case protocol.Served:
+		return evServed, true
+	case protocol.Pong:
+		return evPong, true
+	case protocol.Request:
+		return evRequest, true
+	}
+	return 0, false
 }
 
 // stay is a transition's target that leaves the state, and its since,

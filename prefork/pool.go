@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/actd/actd/protocol"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,10 +39,11 @@ type Pool struct {
 	lastOverloadLog time.Time
 	gen             int
 	ramp            int
-	replace         int           // children that died unasked since the last scale
-	settled         bool          // the last scale decided nothing (quiet.go)
-	hushed          bool          // quiet until a distant tick, nothing moved since (quiet.go)
-	pingAfter       time.Duration // this tick pings idle children silent this long (setPingAfter)
+	replace         int                          // children that died unasked since the last scale
+	settled         bool                         // the last scale decided nothing (quiet.go)
+	hushed          bool                         // quiet until a distant tick, nothing moved since (quiet.go)
+	readBuf         [protocol.MaxPacket + 1]byte // readChannel's
+	pingAfter       time.Duration                // this tick pings idle children silent this long (setPingAfter)
 	stats           Stats
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set

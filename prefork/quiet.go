@@ -48,7 +48,11 @@ func (p *Pool) quietUntil() time.Time {
 }
 
 // keepTicking brings the next tick within tickPeriod: the pool moved.
+// Unless hushed, the next tick is that close already: one test per step.
 func (p *Pool) keepTicking() {
+	if !p.hushed {
+		return
+	}
 	p.hushed = false
 	if next := p.now.Add(p.tickPeriod()); next.Before(p.nextTick) {
 		p.nextTick = next

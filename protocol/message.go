@@ -60,13 +60,19 @@ var types = []struct {
 	{Drain, "drain", false, false, 1},
 }
 
-func lookup(t Type) (int, bool) {
+// byType indexes types by type byte, for a lookup per message that costs
+// the same for every type: 0 for an unknown type, else the index in types
+// plus one.
+var byType = func() (idx [256]uint8) {
 	for i, e := range types {
-		if e.t == t {
-			return i, true
-		}
+		idx[e.t] = uint8(i + 1)
 	}
-	return 0, false
+	return idx
+}()
+
+func lookup(t Type) (int, bool) {
+	i := byType[t]
+	return int(i) - 1, i != 0
 }
 
 // String returns the type's name, or its byte quoted for an unknown one:
