@@ -9,7 +9,7 @@ import (
 )
 
 // closeInheritedOnExec marks every fd from 3 up close-on-exec, so that a
-// child gets exactly the layout of fds.go: whatever the master itself
+// child gets exactly the layout of protocol/fds.go: whatever the master itself
 // inherited without the flag (from a shell, a wrapper, systemd's extra fds)
 // stays out of the workers. Go opens its own fds close-on-exec already.
 func closeInheritedOnExec() error {

@@ -72,6 +72,9 @@ func (d *dispatchMode) moved(s *slot, from, to state, ev event) {
 
 func (d *dispatchMode) tick() {}
 
+// hush: the listeners wake the loop already.
+func (d *dispatchMode) hush() {}
+
 func (d *dispatchMode) scale() { d.p.scale() }
 
 func (d *dispatchMode) drain(s *slot) { d.p.send(s, protocol.Message{Type: protocol.Drain}) }

@@ -30,9 +30,45 @@ type exclusiveMode struct {
 
 func (x *exclusiveMode) table() *table { return exclusiveTable }
 
-func (x *exclusiveMode) setup() error { return nil }
+// setup registers the listeners in the loop's set, unwatched: the master
+// watches them only while the pool is quiet (hush).
+func (x *exclusiveMode) setup() error {
+	for _, l := range x.p.listeners {
+		if err := x.p.poll.add(l.FD, 0, kindListener, l.index); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-func (x *exclusiveMode) readable(*listener) {}
+// hush watches the listeners: the children accept by themselves, so
+// without it the master would not see connections queue on a wedged pool
+// (the stuck check) until its next, distant tick.
+func (x *exclusiveMode) hush() { x.watch(true) }
+
+// readable: a connection arrived on a quiet pool. The master stops
+// watching and ticks every tick period again.
+func (x *exclusiveMode) readable(*listener) {
+	x.watch(false)
+	x.p.keepTicking()
+}
+
+func (x *exclusiveMode) watch(on bool) {
+	var events uint32
+	if on {
+		events = eventIn
+	}
+	for _, l := range x.p.listeners {
+		if l.armed == on {
+			continue
+		}
+		if err := x.p.poll.arm(l.FD, events, kindListener, l.index); err != nil {
+			x.p.log.Error("watch listener", "listener", l.Name, "err", err)
+			continue
+		}
+		l.armed = on
+	}
+}
 
 // moved keeps the registrations in slot order as children start, register,
 // serve and go.
@@ -57,7 +93,7 @@ func (x *exclusiveMode) scale() { x.p.scale() }
 
 func (x *exclusiveMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: protocol.Drain}) }
 
-func (x *exclusiveMode) stop() {}
+func (x *exclusiveMode) stop() { x.watch(false) }
 
 func (x *exclusiveMode) wantReports() bool { return true }
 

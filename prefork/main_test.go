@@ -47,6 +47,8 @@ func TestMain(m *testing.M) {
 //	hang     like echo, but the first child to claim ACTD_TEST_MARK stops reading its back-channel
 //	fdhog    echo, but every accept fails with EMFILE
 //	stubborn slow echo that ignores SIGQUIT
+//	allgarbage  every child sends garbage after hello
+//	nohello     every child stays silent
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
@@ -63,6 +65,11 @@ func runTestWorker(name string) int {
 	case "stubborn":
 		signal.Ignore(syscall.SIGQUIT)
 		err = worker.Serve(context.Background(), echo(delay))
+	case "allgarbage":
+		return misbehave("garbage")
+	case "nohello":
+		time.Sleep(time.Hour)
+		return 0
 	case "garbage", "hang":
 		if claimMark() {
 			return misbehave(name)

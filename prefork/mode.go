@@ -33,6 +33,9 @@ type acceptMode interface {
 	// wantReports reports whether children's messages must wake the loop
 	// (reports.go).
 	wantReports() bool
+	// hush: the pool is quiet until the next tick, seconds away
+	// (quiet.go); a connection must still wake the loop.
+	hush()
 }
 
 // newMode returns the acceptMode of cfg.Mode for p. It is the one place the

@@ -56,7 +56,7 @@ type Pool struct {
 
 // New checks cfg and the listeners and returns a pool ready to Run. The pool
 // owns the listener fds from then on. New marks every fd of the process from 3
-// up close-on-exec, so children inherit only what fds.go lists. It returns a
+// up close-on-exec, so children inherit only what protocol/fds.go lists. It returns a
 // *FieldError for a bad setting, or an error naming the listener that is no
 // stream socket.
 func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {

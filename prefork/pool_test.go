@@ -311,13 +311,86 @@ func TestCrashingWorkerBacksOff(t *testing.T) {
 	}
 }
 
+// TestKilledYoungWorkerBacksOff: a worker the master must kill before it
+// serves (garbage after hello, no hello within start-timeout) is restarted
+// with growing delays, as a crashing one is, not at once: issue 11 saw 68
+// spawns in 12 s.
+func TestKilledYoungWorkerBacksOff(t *testing.T) {
+	for _, tc := range []struct {
+		worker string
+		reason string
+	}{
+		{"allgarbage", "garbage"},
+		{"nohello", "no hello"},
+	} {
+		t.Run(tc.worker, func(t *testing.T) {
+			cfg := fastConfig(protocol.Dispatch)
+			cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 4, 4, 12
+			cfg.StartTimeout = 100 * time.Millisecond
+			p := startPool(t, cfg, tc.worker)
+			time.Sleep(2 * time.Second)
+			s := snapshot(t, p)
+			// 4 at start, then one try per backoff step: 100ms, 200ms, 400ms, 800ms...
+			if s.Stats.Spawned > 10 {
+				t.Errorf("spawned %d children in 2s, want at most 10", s.Stats.Spawned)
+			}
+			if s.Failures < 3 || !strings.Contains(s.LastExit, tc.reason) {
+				t.Errorf("failures = %d, last exit %q; want at least 3 and %q", s.Failures, s.LastExit, tc.reason)
+			}
+		})
+	}
+}
+
+// TestReloadIntoCrashBacksOff: after a reload into a worker that crashes at
+// start, the old generation's children finishing connections do not end the
+// new generation's failure streak: issue 11 saw 320 crashes in 10 s.
+func TestReloadIntoCrashBacksOff(t *testing.T) {
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.StartChildren, cfg.MaxChildren = 3, 6
+	p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=20ms")
+	crashing := cfg
+	crashing.StartTimeout = 300 * time.Millisecond
+	crashing.Program = p.program
+	crashing.Program.Env = slices.DeleteFunc(slices.Clone(p.program.Env), func(kv string) bool {
+		return strings.HasPrefix(kv, envWorker+"=")
+	})
+	crashing.Program.Env = append(crashing.Program.Env, envWorker+"=crash")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // load on the old generation, bounded by the test's end
+		for i := 0; i < 2000; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			request(p.addr, "load")
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	before := snapshot(t, p).Stats.Spawned
+	if _, _, err := p.Reload(crashing); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	s := snapshot(t, p)
+	if n := s.Stats.Spawned - before; n > 12 {
+		t.Errorf("spawned %d crashing children in 2s under load, want at most 12", n)
+	}
+	if s.Failures < 3 {
+		t.Errorf("failures = %d, want at least 3 in a row (old children's connections must not reset it)", s.Failures)
+	}
+}
+
 // TestDrainOnStop: stopping the pool with slow connections in flight lets
 // every one of them finish.
 func TestDrainOnStop(t *testing.T) {
 	for _, mode := range protocolModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode)
-			cfg.StartChildren, cfg.MaxChildren = 6, 6
+			// 6 idle children are not too many: none is retired (its
+			// connection would count as draining, not busy).
+			cfg.StartChildren, cfg.MaxChildren, cfg.MaxSpare = 6, 6, 6
 			p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=700ms")
 			wait := inFlight(p.addr, 6)
 			eventually(t, "6 busy", func() bool { return snapshot(t, p).Busy == 6 })

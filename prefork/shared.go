@@ -20,6 +20,10 @@ func (m *sharedMode) moved(*slot, state, state, event) {}
 
 func (m *sharedMode) tick() {}
 
+// hush: nothing a connection changes needs the master: the pool is fixed
+// and the stuck check needs idle children, which shared mode does not see.
+func (m *sharedMode) hush() {}
+
 func (m *sharedMode) stop() {}
 
 func (m *sharedMode) wantReports() bool { return true }

@@ -71,6 +71,10 @@ type Snapshot struct {
 	pingFailing bool
 }
 
+// unhealthyPingFails missed pings in a row, with no pong from any child in
+// between, make the pool unhealthy for the watchdog.
+const unhealthyPingFails = 2
+
 // Snapshot takes a snapshot on the master loop. It returns ErrStopped once
 // Run has returned, or ctx.Err() if the loop does not answer before ctx is
 // done (a wedged master).
@@ -93,7 +97,7 @@ func (p *Pool) snapshot() Snapshot {
 	}
 	// One hung child is killed and replaced: the pool still works. Two
 	// missed pings with no answer from any child in between say it does not.
-	s.pingFailing = p.stats.pingFails >= 2
+	s.pingFailing = p.stats.pingFails >= unhealthyPingFails
 	for _, l := range p.listeners {
 		q, ok := queueDepth(l.FD)
 		if !ok {

@@ -57,7 +57,7 @@ type child struct {
 	pid, pidfd, ch int
 }
 
-// spawn starts the worker program for slot num with the fd layout of fds.go.
+// spawn starts the worker program for slot num with the fd layout of protocol/fds.go.
 // The child's stdout and stderr are the master's. It returns the child's
 // pid, a pidfd, and the master's end of the back-channel (-1 in shared mode).
 func (p *Pool) spawn(num int) (child, error) {

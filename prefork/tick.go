@@ -36,6 +36,7 @@ func (p *Pool) tick() {
 	if p.quiet() {
 		if until := p.quietUntil(); until.After(p.nextTick) {
 			p.nextTick = until
+			p.mode.hush()
 		}
 	}
 }

@@ -11,10 +11,7 @@ import (
 // with its name, direction and revision, as the code has them, and nothing
 // else.
 func TestDocMessageTable(t *testing.T) {
-	doc, err := os.ReadFile("../docs/protocol.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := protocolDoc(t)
 	row := regexp.MustCompile("(?m)^\\| `(.)` (\\w+) \\| (child → master|master → child) \\| (\\d+) \\|")
 	rows := row.FindAllStringSubmatch(string(doc), -1)
 	if len(rows) != len(types) {
@@ -38,10 +35,7 @@ func TestDocMessageTable(t *testing.T) {
 
 // TestDocCapabilities: the capability table names every bit as Caps does.
 func TestDocCapabilities(t *testing.T) {
-	doc, err := os.ReadFile("../docs/protocol.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := protocolDoc(t)
 	row := regexp.MustCompile("(?m)^\\| (\\d+) \\| `(\\w+)` \\|")
 	rows := row.FindAllStringSubmatch(string(doc), -1)
 	if len(rows) != len(capNames) {
@@ -56,12 +50,19 @@ func TestDocCapabilities(t *testing.T) {
 
 // TestDocRevision: the title and ACTD_PROTOCOL's description name Version.
 func TestDocRevision(t *testing.T) {
-	doc, err := os.ReadFile("../docs/protocol.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := protocolDoc(t)
 	want := "# actd back-channel protocol, revision " + strconv.Itoa(Version) + "\n"
 	if !regexp.MustCompile("^" + regexp.QuoteMeta(want)).Match(doc) {
 		t.Errorf("docs/protocol.md does not start with %q", want)
 	}
+}
+
+// protocolDoc returns docs/protocol.md.
+func protocolDoc(t *testing.T) []byte {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

@@ -16,26 +16,10 @@ import (
 // TestSocketActivationNamedSockets: actd started by systemd-socket-activate
 // with two named unix sockets serves both and keeps their names.
 func TestSocketActivationNamedSockets(t *testing.T) {
-	ssa, err := exec.LookPath("systemd-socket-activate")
-	if err != nil {
-		t.Skip("systemd-socket-activate not installed (Debian package systemd)")
-	}
 	dir := t.TempDir()
 	web, admin, ctl := filepath.Join(dir, "web.sock"), filepath.Join(dir, "admin.sock"), filepath.Join(dir, "ctl.sock")
-	cmd := exec.Command(ssa, "-l", web, "-l", admin, "--fdname=web:admin", "-E", envAsActd+"=1",
+	socketActivate(t, "-l", web, "-l", admin, "--fdname=web:admin", "-E", envAsActd+"=1",
 		os.Args[0], "--control-socket", ctl, "--log-format", "text")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("stderr:\n%s", stderr.String())
-		}
-	})
 	waitFor(t, "sockets", 5*time.Second, func() bool { _, err := os.Stat(admin); return err == nil })
 	for _, sock := range []string{web, admin} {
 		if body, err := httpGet("unix", sock); err != nil || !strings.HasPrefix(body, "slot=") {
@@ -99,4 +83,28 @@ func TestExecInetd(t *testing.T) {
 	if want := "127.0.0.1 \ngot ping\n"; string(out) != want {
 		t.Errorf("inetd answer %q, want %q", out, want)
 	}
+}
+
+// socketActivate runs systemd-socket-activate with args (the test binary
+// plays actd), killed at the end of the test, or skips the test where the
+// tool is missing.
+func socketActivate(t *testing.T, args ...string) {
+	t.Helper()
+	ssa, err := exec.LookPath("systemd-socket-activate")
+	if err != nil {
+		t.Skip("systemd-socket-activate not installed (Debian package systemd)")
+	}
+	cmd := exec.Command(ssa, args...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	})
 }

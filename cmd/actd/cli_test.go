@@ -103,24 +103,8 @@ func TestMaxChildrenAlone(t *testing.T) {
 // TestSocketActivationNoArguments: `actd` without arguments is a usage error
 // by hand but runs the built-in handler under socket activation.
 func TestSocketActivationNoArguments(t *testing.T) {
-	ssa, err := exec.LookPath("systemd-socket-activate")
-	if err != nil {
-		t.Skip("systemd-socket-activate not installed (Debian package systemd)")
-	}
 	sock := filepath.Join(t.TempDir(), "web.sock")
-	cmd := exec.Command(ssa, "-l", sock, "-E", envAsActd+"=1", os.Args[0])
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("stderr:\n%s", stderr.String())
-		}
-	})
+	socketActivate(t, "-l", sock, "-E", envAsActd+"=1", os.Args[0])
 	waitFor(t, "socket", 5*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
 	if body, err := httpGet("unix", sock); err != nil || !strings.HasPrefix(body, "slot=") {
 		t.Errorf("got %q, %v; want slot=…", body, err)

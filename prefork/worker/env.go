@@ -35,7 +35,7 @@ func FromEnv() (Env, error) {
 	if e.Slot, err = intVar(protocol.EnvSlot); err != nil {
 		e.Slot = -1
 	}
-	if e.Mode != protocol.Shared {
+	if e.Mode.SpeaksProtocol() {
 		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {
 			return e, err
 		}

@@ -79,9 +79,18 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 	// pause after EMFILE, a handler's sleep) need it, and a runtime that
 	// cannot create it later, out of fds, dies instead of backing off.
 	time.Sleep(time.Nanosecond)
-	if env.Mode == protocol.Shared {
+	switch env.Mode { // the one place the child's mode is decided
+	case protocol.Shared:
 		return serveShared(ctx, env, h)
+	case protocol.Exclusive:
+		return serveChannel(ctx, env, h, serveExclusive)
 	}
+	return serveChannel(ctx, env, h, serveDispatch)
+}
+
+// serveChannel says hello and idle on the back-channel, then serves in
+// mode until the master drains it or is gone, or ctx is done.
+func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, channel, connServer) error) error {
 	ch := channel(env.Channel)
 	// ctx ends the wait for orders: shutting down our read side makes the
 	// blocked read return EOF.
@@ -93,10 +102,7 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 	if err := ch.send(protocol.Idle, 0, 0); err != nil {
 		return err
 	}
-	if env.Mode == protocol.Exclusive {
-		return serveExclusive(env, ch, h)
-	}
-	return serveDispatch(env, ch, h)
+	return mode(env, ch, h)
 }
 
 // serveDispatch waits for orders on the back-channel.

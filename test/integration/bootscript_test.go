@@ -7,8 +7,8 @@ package integration
 // directory for the box's root tmpfs, $2 the box's name, $3 "own" when the
 // box has its own network namespace (unshare --net). It builds an overlay
 // of the host's / with a tmpfs upper layer, pivot_roots into it and only
-// then execs systemd. See ../shared/notes/real-systemd.md: systemd must never
-// see the host's root, or its tmpfiles empty the host's /tmp.
+// then execs systemd: systemd must never see the host's root, or its
+// tmpfiles empty the host's /tmp.
 const bootScript = `set -eu
 R=$1
 if [ "$3" = own ]; then

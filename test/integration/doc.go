@@ -6,8 +6,8 @@
 //	go test -tags integration -count=1 ./test/integration/
 //
 // Each test boots its own throwaway systemd ("a box") as PID 1 of fresh PID,
-// mount, UTS, IPC and cgroup namespaces, following
-// ../shared/notes/real-systemd.md:
+// mount, UTS, IPC and cgroup namespaces (systemd must never see the host's
+// root filesystem: its tmpfiles would empty the host's /tmp):
 //
 //  1. a new cgroup-v2 directory for the box under the host's cgroup-v2 mount
 //     (found in /proc/self/mountinfo: /sys/fs/cgroup on a pure-v2 host,
