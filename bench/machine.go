@@ -17,9 +17,10 @@ type fact struct {
 }
 
 // machineFacts describes the machine, the toolchain, the peers' versions and
-// the commit under test. Facts that cannot be read say "unknown".
-func machineFacts(root string) []fact {
-	return []fact{
+// the commit under test (and the -actd-before checkout's, if before is set).
+// Facts that cannot be read say "unknown".
+func machineFacts(root, before string) []fact {
+	facts := []fact{
 		{"date", time.Now().UTC().Format("2006-01-02 15:04 UTC")},
 		{"commit", commit(root)},
 		{"CPU", cpuModel()},
@@ -33,6 +34,10 @@ func machineFacts(root string) []fact {
 		{"gunicorn", firstLine("/usr/bin/python3", "-c", "import gunicorn, sys; print('gunicorn', gunicorn.__version__, 'on Python', sys.version.split()[0])")},
 		{"systemd", firstLine("/usr/bin/systemd-socket-activate", "--version")},
 	}
+	if before != "" {
+		facts = append(facts, fact{"actd before", commit(before)})
+	}
+	return facts
 }
 
 // firstLine runs a command and returns the first line of its output, or

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type options struct {
 	out        string // markdown file to update; "" prints only
 	plot       string // PNG file for the ramp; "" skips the plot
 	keepDir    bool   // keep the work directory (configs, logs) for debugging
+	actdBefore string // absolute path of a checkout whose actd runs as the @before servers; "" for none
 }
 
 // allServers lists every server the suite knows, in table order.
@@ -50,7 +52,11 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown file whose results section is rewritten (empty: print only)")
 	fs.StringVar(&o.plot, "plot", "docs/scaling.png", "PNG file for the scaling ramp (empty: no plot)")
 	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
+	fs.StringVar(&o.actdBefore, "actd-before", "", "a checkout of another commit: its actd runs as actd-dispatch@before and actd-exclusive@before in the same rounds (writes no docs unless -out or -plot is given)")
 	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if err := o.setBefore(fs); err != nil {
 		return options{}, err
 	}
 	o.rampTiming = defaultRampTiming
@@ -69,14 +75,42 @@ func (o *options) setLists(servers, loadNames, rampServers string) error {
 		return fmt.Errorf("-runs and -duration must be positive, -idle not negative")
 	}
 	var err error
-	if o.servers, err = pickNames(servers, allServers); err != nil {
+	known := knownServers(o.actdBefore != "")
+	if o.servers, err = pickNames(servers, known); err != nil {
 		return fmt.Errorf("-servers: %w", err)
+	}
+	if o.actdBefore != "" {
+		o.servers = addBefore(o.servers)
 	}
 	if o.loads, err = pickNames(loadNames, loadNamesList()); err != nil {
 		return fmt.Errorf("-loads: %w", err)
 	}
-	if o.ramp, err = pickNames(rampServers, allServers); err != nil {
+	if o.ramp, err = pickNames(rampServers, known); err != nil {
 		return fmt.Errorf("-ramp: %w", err)
+	}
+	return nil
+}
+
+// setBefore makes -actd-before absolute (the suite changes to the
+// repository root) and, for an A/B run, drops the default -out and -plot so
+// the published results are not replaced by a comparison run unless asked.
+// It returns an error if the path cannot be made absolute.
+func (o *options) setBefore(fs *flag.FlagSet) error {
+	if o.actdBefore == "" {
+		return nil
+	}
+	dir, err := filepath.Abs(o.actdBefore)
+	if err != nil {
+		return fmt.Errorf("-actd-before: %w", err)
+	}
+	o.actdBefore = dir
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["out"] {
+		o.out = ""
+	}
+	if !set["plot"] {
+		o.plot = ""
 	}
 	return nil
 }

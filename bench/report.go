@@ -31,6 +31,7 @@ func (r report) markdown() string {
 	b.WriteString(beginMarker + "\n\n")
 	r.writeHeader(&b)
 	r.writeTargets(&b)
+	r.writeAB(&b)
 	r.writeLoads(&b)
 	r.writeIdle(&b)
 	r.writeRamps(&b)
@@ -57,6 +58,9 @@ func (r report) writeNotes(b *strings.Builder) {
 	var notes []string
 	if r.tools.actdErr != nil {
 		notes = append(notes, "actd did not build: "+firstLineOf(r.tools.actdErr.Error()))
+	}
+	if r.tools.actdBeforeErr != nil {
+		notes = append(notes, "actd of -actd-before did not build: "+firstLineOf(r.tools.actdBeforeErr.Error()))
 	}
 	for _, c := range r.cells {
 		if c.err != nil {

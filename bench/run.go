@@ -49,18 +49,21 @@ func run(o options) error {
 func measureAll(ctx context.Context, o options, root, dir string) error {
 	started := time.Now()
 	fmt.Fprintln(os.Stderr, "building actd, baseline and responder")
-	t, err := buildTools(root, dir)
+	t, err := buildTools(root, dir, o.actdBefore)
 	if err != nil {
 		return err
 	}
 	if t.actdErr != nil {
 		fmt.Fprintln(os.Stderr, "actd did not build; its rows are marked failed:", t.actdErr)
 	}
+	if t.actdBeforeErr != nil {
+		fmt.Fprintln(os.Stderr, "actd of -actd-before did not build; its rows are marked failed:", t.actdBeforeErr)
+	}
 	w, err := newWrkRunner(dir)
 	if err != nil {
 		return err
 	}
-	rep := report{opts: o, facts: machineFacts(root), tools: t}
+	rep := report{opts: o, facts: machineFacts(root, o.actdBefore), tools: t}
 	fmt.Fprintln(os.Stderr, "loads:")
 	rep.cells = runMatrix(ctx, o, t, w)
 	if o.idle > 0 && len(o.servers) > 0 && ctx.Err() == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -19,9 +20,13 @@ type setup struct {
 // path to request from it. It returns an error if the server's program is
 // unavailable or its files cannot be written.
 func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
-	switch name {
+	base, before := splitBuild(name)
+	if before && !slices.Contains(actdServers, base) {
+		return nil, "", fmt.Errorf("unknown server %q", name)
+	}
+	switch base {
 	case "actd-dispatch", "actd-exclusive":
-		cmd, err := actdCommand(t, name[len("actd-"):], s)
+		cmd, err := actdCommand(t, base[len("actd-"):], before, s)
 		return cmd, "/", err
 	case "baseline":
 		return baselineCommand(t, s), "/", nil
@@ -56,13 +61,18 @@ func socketActivateCommand(t *tools, s setup) (*exec.Cmd, error) {
 		"-l", addr(s.port), t.responder, strconv.FormatInt(s.delay.Milliseconds(), 10)), nil
 }
 
-// actdCommand runs actd with its built-in HTTP handler in accept mode mode
-// and a control socket in s.dir.
-func actdCommand(t *tools, mode string, s setup) (*exec.Cmd, error) {
-	if t.actd == "" {
-		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
+// actdCommand runs actd (the -actd-before build if before is set) with its
+// built-in HTTP handler in accept mode mode and a control socket in s.dir.
+// It returns an error if that actd did not build.
+func actdCommand(t *tools, mode string, before bool, s setup) (*exec.Cmd, error) {
+	bin, err := t.actd, t.actdErr
+	if before {
+		bin, err = t.actdBefore, t.actdBeforeErr
 	}
-	return exec.Command(t.actd, actdArgs(mode, s)...), nil
+	if bin == "" {
+		return nil, fmt.Errorf("actd not built: %v", err)
+	}
+	return exec.Command(bin, actdArgs(mode, s)...), nil
 }
 
 // actdArgs returns actd's command line for mode and s.

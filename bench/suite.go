@@ -118,15 +118,15 @@ func freePort() (int, error) {
 // logCell prints one line of progress for c.
 func logCell(c cell) {
 	if c.err != nil {
-		fmt.Fprintf(os.Stderr, "  %-16s %-12s FAILED: %v\n", c.server, c.load.name, c.err)
+		fmt.Fprintf(os.Stderr, "  %-22s %-12s FAILED: %v\n", c.server, c.load.name, c.err)
 		return
 	}
 	rates := make([]float64, len(c.runs))
 	for i, r := range c.runs {
 		rates[i] = r.wrk.rate()
 	}
-	fmt.Fprintf(os.Stderr, "  %-16s %-12s %s req/s\n", c.server, c.load.name, spread(rates, "%.0f"))
+	fmt.Fprintf(os.Stderr, "  %-22s %-12s %s req/s\n", c.server, c.load.name, spread(rates, "%.0f"))
 	if c.stop != nil {
-		fmt.Fprintf(os.Stderr, "  %-16s stop: %v\n", c.server, c.stop)
+		fmt.Fprintf(os.Stderr, "  %-22s stop: %v\n", c.server, c.stop)
 	}
 }

@@ -21,7 +21,11 @@ var serverHow = map[string]string{
 func (r report) writeServers(b *strings.Builder) {
 	b.WriteString("| server | how it runs |\n|---|---|\n")
 	for _, s := range r.opts.servers {
-		fmt.Fprintf(b, "| %s | %s |\n", s, serverHow[s])
+		how := serverHow[s]
+		if base, before := splitBuild(s); before {
+			how = serverHow[base] + "; the actd built from `-actd-before`"
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", s, how)
 	}
 	fmt.Fprintf(b, "\nPools: actd `--start-children %d --min-spare %d --max-spare %d --max-children %d` and Apache `StartServers %[1]d MinSpareServers %[2]d MaxSpareServers %[3]d MaxRequestWorkers %[4]d`; baseline and gunicorn run a fixed %[5]d processes. For the slow load the cap is %[6]d (`--max-children %[6]d`, `MaxRequestWorkers %[6]d`, %[6]d fixed processes). socket-activate has no cap.\n\n",
 		fastPool.start, fastPool.minSpare, fastPool.maxSpare, fastPool.max, fastPool.fixed, slowPool.max)

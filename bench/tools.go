@@ -10,30 +10,33 @@ import (
 
 // tools are the programs the suite built for one run, in a work directory.
 type tools struct {
-	dir          string // work directory: binaries, configs, logs
-	actd         string // built actd, or "" (see actdErr)
-	actdErr      error
-	baseline     string // built bench/baseline
-	responder    string // compiled bench/responder, or "" (see responderErr)
-	responderErr error
+	dir           string // work directory: binaries, configs, logs
+	actd          string // built actd, or "" (see actdErr)
+	actdErr       error
+	actdBefore    string // actd built from -actd-before, or "" (see actdBeforeErr)
+	actdBeforeErr error
+	baseline      string // built bench/baseline
+	responder     string // compiled bench/responder, or "" (see responderErr)
+	responderErr  error
 }
 
 // buildTools builds actd, the baseline and the responder into dir, from the
-// repository at root. actd is built in its own module with the workspace
+// repository at root, and with before set also the actd of the checkout
+// there. actd is built in its own module with the workspace
 // off (GOWORK=off), as packaging/deb/build.sh builds it, and the baseline in
 // the bench module. A failed actd or responder build is recorded, not
 // returned, so the peers can still be measured; it returns an error only if
 // the baseline does not build.
-func buildTools(root, dir string) (*tools, error) {
+func buildTools(root, dir, before string) (*tools, error) {
 	t := &tools{dir: dir}
 	goTool := goBinary()
 	t.baseline = filepath.Join(dir, "baseline")
 	if err := runIn(filepath.Join(root, "bench"), goTool, "build", "-o", t.baseline, "./baseline"); err != nil {
 		return nil, fmt.Errorf("build baseline: %w", err)
 	}
-	t.actd = filepath.Join(dir, "actd")
-	if t.actdErr = runIn(root, "env", "GOWORK=off", goTool, "build", "-o", t.actd, "./cmd/actd"); t.actdErr != nil {
-		t.actd = ""
+	t.actd, t.actdErr = buildActd(root, filepath.Join(dir, "actd"))
+	if before != "" {
+		t.actdBefore, t.actdBeforeErr = buildActd(before, filepath.Join(dir, "actd-before"))
 	}
 	t.responder = filepath.Join(dir, "responder")
 	src := filepath.Join(root, "bench", "responder", "responder.c")
@@ -41,6 +44,15 @@ func buildTools(root, dir string) (*tools, error) {
 		t.responder = ""
 	}
 	return t, nil
+}
+
+// buildActd builds ./cmd/actd of the checkout at src into out, in its own
+// module with the workspace off. It returns out, or "" and the build error.
+func buildActd(src, out string) (string, error) {
+	if err := runIn(src, "env", "GOWORK=off", goBinary(), "build", "-o", out, "./cmd/actd"); err != nil {
+		return "", err
+	}
+	return out, nil
 }
 
 // goBinary returns the go command: the one on PATH, else /usr/local/go's.
