@@ -163,19 +163,7 @@ func TestReloadNotesListenChange(t *testing.T) {
 	}
 	write(old)
 	a := &actd{dir: dir, sock: old, ctl: ctl, stderr: &syncBuffer{}}
-	a.cmd = exec.Command(os.Args[0], "--config", conf, "--control-socket", ctl, "--log-format", "text")
-	a.cmd.Env = append(os.Environ(), envAsActd+"=1")
-	a.cmd.Stderr = a.stderr
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.cmd.Process.Kill()
-		a.cmd.Wait()
-		if t.Failed() {
-			t.Logf("actd stderr:\n%s", a.stderr)
-		}
-	})
+	a.start(t, []string{os.Args[0], "--config", conf, "--control-socket", ctl, "--log-format", "text"}, nil)
 	waitFor(t, "control socket", 10*time.Second, func() bool { _, err := os.Stat(ctl); return err == nil })
 	write(filepath.Join(dir, "b.sock"))
 	a.signal(t, syscall.SIGHUP)

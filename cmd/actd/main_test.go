@@ -95,19 +95,7 @@ func startActdUnder(t *testing.T, wrapper, env []string, args ...string) *actd {
 	dir := t.TempDir()
 	a := &actd{dir: dir, sock: filepath.Join(dir, "listen.sock"), ctl: filepath.Join(dir, "ctl.sock"), stderr: &syncBuffer{}}
 	argv := append(append(wrapper, os.Args[0], "--listen", "unix:"+a.sock, "--control-socket", a.ctl, "--log-format", "text"), args...)
-	a.cmd = exec.Command(argv[0], argv[1:]...)
-	a.cmd.Env = append(append(os.Environ(), envAsActd+"=1"), env...)
-	a.cmd.Stderr = a.stderr
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.cmd.Process.Kill()
-		a.cmd.Wait()
-		if t.Failed() {
-			t.Logf("actd stderr:\n%s", a.stderr)
-		}
-	})
+	a.start(t, argv, env)
 	waitFor(t, "control socket", 10*time.Second, func() bool {
 		_, err := os.Stat(a.ctl)
 		return err == nil
@@ -191,4 +179,24 @@ func alive(pid int) bool {
 	}
 	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// start runs argv (the test binary playing actd, maybe behind a wrapper)
+// with env added, killed at the end of the test, its stderr logged if the
+// test failed.
+func (a *actd) start(t *testing.T, argv, env []string) {
+	t.Helper()
+	a.cmd = exec.Command(argv[0], argv[1:]...)
+	a.cmd.Env = append(append(os.Environ(), envAsActd+"=1"), env...)
+	a.cmd.Stderr = a.stderr
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.cmd.Process.Kill()
+		a.cmd.Wait()
+		if t.Failed() {
+			t.Logf("actd stderr:\n%s", a.stderr)
+		}
+	})
 }
