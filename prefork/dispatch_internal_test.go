@@ -1,6 +1,8 @@
 package prefork
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -226,3 +228,44 @@ func TestLevelListenerOneOrder(t *testing.T) {
 
 // dispatcher returns p's dispatch mode.
 func dispatcher(p *Pool) *dispatchMode { return p.mode.(*dispatchMode) }
+
+// TestNoOverloadWarningWhileStarting: connections that wait while the
+// first children start (every socket-activated cold start) are counted,
+// but logged as a warning only when no child is starting.
+func TestNoOverloadWarningWhileStarting(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		starting bool
+		warnings int
+	}{
+		{"children starting", true, 0},
+		{"none starting", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, addr := dispatchPool(t, 1)
+			var rec levelCounter
+			p.log = slog.New(&rec)
+			p.idle.remove(0)
+			p.slots[0].state = busy
+			p.reports.starting = tc.starting
+			queueUp(t, p, addr, 1, 1)
+			dispatcher(p).dispatch(p.listeners[0])
+			if p.stats.Overloads != 1 || rec.warnings != tc.warnings {
+				t.Errorf("overloads %d, warnings %d; want 1, %d", p.stats.Overloads, rec.warnings, tc.warnings)
+			}
+		})
+	}
+}
+
+// levelCounter is a slog.Handler that counts warnings.
+type levelCounter struct{ warnings int }
+
+func (c *levelCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *levelCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		c.warnings++
+	}
+	return nil
+}
+func (c *levelCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *levelCounter) WithGroup(string) slog.Handler      { return c }
