@@ -11,7 +11,7 @@ import (
 // tick is the loop's periodic work: deadlines, pings, scaling. Its cost grows
 // with the pool, but it runs once per tick period, not per connection.
 func (p *Pool) tick() {
-	p.nextTick = p.now.Add(p.tickPeriod())
+	p.nextTick, p.hushed = p.now.Add(p.tickPeriod()), false // until quiet says otherwise, below
 	p.harvest()
 	p.measureQueues()
 	p.reports.starting = false
