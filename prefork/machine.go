@@ -182,14 +182,14 @@ func (t *table) next(s state, ev event) (state, bool) {
 // s as it is, if the table has no such transition. A slot that leaves idle
 // leaves the idle set.
 func (p *Pool) step(s *slot, ev event) bool {
-	to, ok := p.table.next(s.state, ev)
-	if !ok {
+	switch to := p.table[s.state][ev]; to {
+	case invalid:
 		return false
-	}
-	if s.state == idle && to != idle {
-		p.idle.remove(s.num)
-	}
-	if p.table[s.state][ev] != stay {
+	case stay:
+	default:
+		if s.state == idle && to != idle {
+			p.idle.remove(s.num)
+		}
 		s.state, s.since = to, p.now
 	}
 	if ev != evPong && ev != evRequest {

@@ -1,0 +1,33 @@
+package prefork
+
+import (
+	"testing"
+)
+
+// TestQuietTick: a quiet pool's next tick is when its pongs are due (its
+// pings went out at this tick), not a tick period away; a slot that moves
+// brings the tick back within the period; a pool with a queue is not quiet.
+func TestQuietTick(t *testing.T) {
+	p, children, addr := dispatchPool(t, 2)
+	close(p.ready.ch)
+	p.tick()
+	period := p.tickPeriod()
+	if got := p.nextTick.Sub(p.now); got < p.cfg.PingTimeout || !p.hushed {
+		t.Fatalf("quiet pool: next tick in %v (hushed %v), want the ping timeout %v", got, p.hushed, p.cfg.PingTimeout)
+	}
+	if got := orders(t, children[0]) + orders(t, children[1]); got != "PP" {
+		t.Errorf("pings sent: %q, want one to each child", got)
+	}
+	dispatcher(p).order(p.slots[0], p.listeners[0], false)
+	if got := p.nextTick.Sub(p.now); got > period || p.hushed {
+		t.Errorf("after an order: next tick in %v (hushed %v), want at most %v", got, p.hushed, period)
+	}
+
+	p, _, addr = dispatchPool(t, 2)
+	close(p.ready.ch)
+	queueUp(t, p, addr, 1, 1)
+	p.tick()
+	if got := p.nextTick.Sub(p.now); got > period || p.hushed {
+		t.Errorf("a connection waits: next tick in %v (hushed %v), want at most %v", got, p.hushed, period)
+	}
+}
