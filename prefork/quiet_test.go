@@ -8,7 +8,7 @@ import (
 // pings went out at this tick), not a tick period away; a slot that moves
 // brings the tick back within the period; a pool with a queue is not quiet.
 func TestQuietTick(t *testing.T) {
-	p, children, addr := dispatchPool(t, 2)
+	p, children, _ := dispatchPool(t, 2)
 	close(p.ready.ch)
 	p.tick()
 	period := p.tickPeriod()
@@ -23,7 +23,7 @@ func TestQuietTick(t *testing.T) {
 		t.Errorf("after an order: next tick in %v (hushed %v), want at most %v", got, p.hushed, period)
 	}
 
-	p, _, addr = dispatchPool(t, 2)
+	p, _, addr := dispatchPool(t, 2)
 	close(p.ready.ch)
 	queueUp(t, p, addr, 1, 1)
 	p.tick()
