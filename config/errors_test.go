@@ -102,6 +102,7 @@ func TestStartChildrenClamped(t *testing.T) {
 // TestWorkerCommandRule: a worker COMMAND on the command line follows -- or
 // is a path; a bare word is refused.
 func TestWorkerCommandRule(t *testing.T) {
+	rel := relativeTo(t, "/bin/cat")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -109,7 +110,7 @@ func TestWorkerCommandRule(t *testing.T) {
 	}{
 		{"after dashes", []string{"--", "cat", "-u"}, []string{"cat", "-u"}},
 		{"absolute path", []string{"/bin/cat", "-u"}, []string{"/bin/cat", "-u"}},
-		{"relative path", []string{"--max-children", "3", "../../../bin/cat"}, []string{"../../../bin/cat"}},
+		{"relative path", []string{"--max-children", "3", rel}, []string{rel}},
 		{"bare word", []string{"cat"}, nil},
 		{"bare word after flags", []string{"--max-children", "3", "cat", "--", "x"}, nil},
 	} {
@@ -126,6 +127,21 @@ func TestWorkerCommandRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// relativeTo returns path relative to the working directory, which holds at
+// any checkout depth.
+func relativeTo(t *testing.T, path string) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
 }
 
 // TestKeepStartOnly: a reload reports the settings it cannot apply and
