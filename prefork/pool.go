@@ -240,6 +240,8 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.harvest()
 	case kindPidfd:
 		p.reap(p.slots[index])
+	case kindTimer:
+		p.poll.expired()
 	}
 }
 

@@ -1,6 +1,7 @@
 package prefork
 
 import (
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -51,4 +52,15 @@ func rawTCPInfo(fd int) (unix.TCPInfo, error) {
 		return info, errno
 	}
 	return info, nil
+}
+
+// rawTimerfdSettime sets timerfd fd to expire once, d from now (d > 0).
+func rawTimerfdSettime(fd int, d time.Duration) error {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(fd), 0,
+		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
