@@ -72,6 +72,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	durationVar(&p.PingTimeout, "ping-timeout", p.PingTimeout, "kill a child that does not answer a ping or an order within `D`")
 	durationVar(&p.StartTimeout, "start-timeout", p.StartTimeout, "kill a child that does not say hello within `D`")
 	durationVar(&p.BusyTimeout, "busy-timeout", 0, "SIGQUIT a child busy with one connection for `D` (0: never)")
+	durationVar(&p.SlowRequest, "slow-request", 0, "log a child busy with one connection for longer than `D` (0: never)")
 	durationVar(&p.BusyKillGrace, "busy-kill-grace", p.BusyKillGrace, "SIGKILL it `D` after the SIGQUIT")
 	durationVar(&p.GracefulTimeout, "graceful-timeout", p.GracefulTimeout, "on stop, wait `D` for busy children")
 	fs.StringVar(&c.ControlSocket, "control-socket", "", "serve `PATH` for actd status (default $RUNTIME_DIRECTORY/control.sock)")

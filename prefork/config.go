@@ -34,6 +34,7 @@ type Config struct {
 	PingTimeout     time.Duration // --ping-timeout, 2s
 	StartTimeout    time.Duration // --start-timeout, 10s
 	BusyTimeout     time.Duration // --busy-timeout, 0 = unbounded
+	SlowRequest     time.Duration // --slow-request, 0 = never log a slow request
 	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
 	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
 }
@@ -90,6 +91,7 @@ func (c Config) Validate() error {
 		{c.PingTimeout >= 10*time.Millisecond, "ping-timeout", c.PingTimeout, "at least 10ms"},
 		{c.StartTimeout >= 10*time.Millisecond, "start-timeout", c.StartTimeout, "at least 10ms"},
 		{c.BusyTimeout >= 0, "busy-timeout", c.BusyTimeout, "0 (off) or positive"},
+		{c.SlowRequest >= 0, "slow-request", c.SlowRequest, "0 (off) or positive"},
 		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
 		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
 	}

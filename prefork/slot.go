@@ -32,6 +32,7 @@ type slot struct {
 	request    string        // what the child said it serves (Request), while busy
 
 	quitAt   time.Time // SIGQUIT sent for a busy timeout (zero: not sent)
+	slowAt   time.Time // since of the busy spell logged as slow (zero: none)
 	deadline time.Time // draining and not busy: kill if still alive then
 	reason   string    // why the master ended it, for the log
 }

@@ -14,6 +14,7 @@ type Stats struct {
 	Spawned     uint64    `json:"spawned"`      // children started
 	Respawned   uint64    `json:"respawned"`    // children that died or were killed unasked, and were replaced
 	Hung        uint64    `json:"hung"`         // children that missed a deadline (ping, order, start, busy timeout)
+	Slow        uint64    `json:"slow"`         // busy spells that outlasted --slow-request, logged once each
 	Recycled    uint64    `json:"recycled"`     // children retired after --max-conn-per-child
 	Overloads   uint64    `json:"overloads"`    // times a connection waited with no idle child
 	Garbage     uint64    `json:"garbage"`      // children killed for a bad message

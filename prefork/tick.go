@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/actd/actd/protocol"
 
@@ -94,9 +95,10 @@ func (p *Pool) checkPing(s *slot) {
 	}
 }
 
-// checkBusy enforces BusyTimeout: SIGQUIT first (a Go child dumps its
-// goroutines), SIGKILL BusyKillGrace later.
+// checkBusy logs a slow request and enforces BusyTimeout: SIGQUIT first (a
+// Go child dumps its goroutines), SIGKILL BusyKillGrace later.
 func (p *Pool) checkBusy(s *slot) {
+	p.checkSlow(s)
 	if p.cfg.BusyTimeout <= 0 || p.now.Sub(s.since) <= p.cfg.BusyTimeout {
 		return
 	}
@@ -111,6 +113,19 @@ func (p *Pool) checkBusy(s *slot) {
 	if p.now.Sub(s.quitAt) > p.cfg.BusyKillGrace {
 		p.kill(s, "hung", fmt.Sprintf("busy for more than %v", p.cfg.BusyTimeout))
 	}
+}
+
+// checkSlow logs, once per busy spell, a child busy for longer than
+// SlowRequest (--slow-request), with the request it reported.
+func (p *Pool) checkSlow(s *slot) {
+	busyFor := p.now.Sub(s.since)
+	if p.cfg.SlowRequest <= 0 || busyFor <= p.cfg.SlowRequest || s.slowAt.Equal(s.since) {
+		return
+	}
+	s.slowAt = s.since
+	p.stats.Slow++
+	p.log.Warn("slow request", "event", "slow", "slot", s.num, "pid", s.pid,
+		"busy_for", busyFor.Round(time.Millisecond).String(), "request", s.request)
 }
 
 // scale applies one scaler decision to the current generation.

@@ -125,6 +125,7 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("spawned", "Children started.", s.Stats.Spawned)
 	mw.counter("respawned", "Children that died or were killed unasked.", s.Stats.Respawned)
 	mw.counter("hung", "Children that missed a deadline.", s.Stats.Hung)
+	mw.counter("slow_requests", "Busy spells longer than --slow-request.", s.Stats.Slow)
 	mw.counter("recycled", "Children retired after --max-conn-per-child.", s.Stats.Recycled)
 	mw.counter("overloads", "Times a connection waited with no idle child.", s.Stats.Overloads)
 	mw.counter("garbage", "Children killed for a bad message.", s.Stats.Garbage)
