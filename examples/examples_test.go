@@ -33,6 +33,7 @@ func TestWorkersUnderActd(t *testing.T) {
 	bin := t.TempDir()
 	actd := build(t, bin, "github.com/actd/actd/cmd/actd")
 	goWorker := build(t, bin, "github.com/actd/actd/examples/go-worker")
+	goHTTP := build(t, bin, "github.com/actd/actd/examples/go-http")
 	script, err := filepath.Abs("python-worker/worker.py")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestWorkersUnderActd(t *testing.T) {
 		skip string
 	}{
 		{"go-worker", []string{goWorker}, []string{"go-worker"}, ""},
+		{"go-http", []string{goHTTP}, []string{"go-http"}, ""},
 		{"python-worker", []string{python, script}, []string{"worker.py", "python3"}, noPython},
 	}
 	for _, w := range workers {

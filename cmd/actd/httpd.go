@@ -47,12 +47,13 @@ func httpHandler(delay time.Duration) worker.FDHandler {
 	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
 	conn := &fdConn{}
 	r := bufio.NewReaderSize(conn, maxLine)
+	var text requestText
 	return func(fd int) {
 		conn.open(fd)
 		r.Reset(conn)
 		for {
 			conn.begin()
-			again, status := readRequest(r)
+			again, status := readRequest(r, text.seen)
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow: nothing of a request came
 			}
@@ -67,7 +68,9 @@ func httpHandler(delay time.Duration) worker.FDHandler {
 			if !again {
 				resp = closing
 			}
-			if err := conn.writeAll(resp); err != nil || !again {
+			err := conn.writeAll(resp)
+			worker.Report("") // done with it
+			if err != nil || !again {
 				return
 			}
 		}

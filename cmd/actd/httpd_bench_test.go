@@ -58,6 +58,6 @@ func BenchmarkReadRequest(b *testing.B) {
 	r := bufio.NewReaderSize(&repeatReader{b: req}, 8192)
 	b.ReportAllocs()
 	for b.Loop() {
-		readRequest(r)
+		readRequest(r, nil)
 	}
 }

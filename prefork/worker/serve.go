@@ -27,11 +27,8 @@ type connServer func(fd int)
 
 func (h Handler) server() connServer {
 	return func(fd int) {
-		f := os.NewFile(uintptr(fd), "conn")
-		c, err := net.FileConn(f) // a duplicate, switched to non-blocking for the netpoller
-		f.Close()
-		if err != nil {
-			os.Stderr.WriteString("actd worker: " + err.Error() + "\n")
+		c := newConn(fd, nil)
+		if c == nil {
 			return
 		}
 		defer c.Close()
@@ -145,7 +142,7 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 		p.reset()
 	}
 	if c >= 0 {
-		if err := ch.send(protocol.Busy, l, 0); err != nil {
+		if err := report.busyNow(l); err != nil {
 			unix.Close(c)
 			return err
 		}
@@ -156,7 +153,7 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 			}
 		}
 	}
-	return ch.send(protocol.Idle, 0, 0)
+	return report.idleNow()
 }
 
 // keepAccepting accepts and serves the connections waiting on listener l
