@@ -10,6 +10,10 @@ import (
 // MaxSlots is the largest pool a Config may ask for.
 const MaxSlots = 4096
 
+// minChildMemory is the smallest memory limit a Config may set: less than
+// any worker takes.
+const minChildMemory = 1 << 20
+
 // Program is what a child runs. The master execs Path with Args; Path is
 // normally "/proc/self/exe" and Args a hidden subcommand of the caller.
 type Program struct {
@@ -37,6 +41,7 @@ type Config struct {
 	SlowRequest     time.Duration // --slow-request, 0 = never log a slow request
 	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
 	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
+	MaxChildMemory  uint64        // --max-child-memory, bytes of RSS; 0 = never recycle by memory
 }
 
 // DefaultConfig returns the documented defaults.
@@ -94,6 +99,7 @@ func (c Config) Validate() error {
 		{c.SlowRequest >= 0, "slow-request", c.SlowRequest, "0 (off) or positive"},
 		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
 		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
+		{c.MaxChildMemory == 0 || c.MaxChildMemory >= minChildMemory, "max-child-memory", c.MaxChildMemory, "0 (off) or at least 1M"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 //	stubborn slow echo that ignores SIGQUIT
 //	allgarbage  every child sends garbage after hello
 //	nohello     every child stays silent
+//	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
@@ -70,6 +71,8 @@ func runTestWorker(name string) int {
 	case "nohello":
 		time.Sleep(time.Hour)
 		return 0
+	case "leak":
+		err = worker.Serve(context.Background(), leak(echo(delay)))
 	case "garbage", "hang":
 		if claimMark() {
 			return misbehave(name)

@@ -49,6 +49,7 @@ type Pool struct {
 	reports         reports    // the back-channels' nested epoll set
 	ready           *readiness // the current generation's start children
 	stop            *stopping  // nil until Run's context is done
+	mem             memory     // control groups and OOM counter (memory.go)
 
 	callMu  sync.Mutex
 	calls   []func()
@@ -90,6 +91,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		p.listeners = append(p.listeners, ln)
 	}
 	p.env = childEnv(cfg, p.listeners)
+	p.mem = newMemory(log)
 	return p, nil
 }
 

@@ -20,6 +20,7 @@ func (p *Pool) tick() {
 	for _, s := range p.slots {
 		if s.live() {
 			p.checkSlot(s)
+			p.measure(s)
 			p.reports.starting = p.reports.starting || s.state.starting()
 		}
 	}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/actd/actd/activation"
+	"github.com/actd/actd/prefork"
 )
 
 // Bounds of the metrics server: no number of scrapers takes more than
@@ -131,4 +133,20 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("garbage", "Children killed for a bad message.", s.Stats.Garbage)
 	mw.counter("pings_failed", "Pings not answered in time.", s.Stats.PingsFailed)
 	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
+	mw.counter("memory_recycled", "Children retired over --max-child-memory.", s.Stats.MemRecycled)
+	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
+	writeChildMetrics(mw, s.Slots)
+}
+
+// writeChildMetrics writes each live child's memory and CPU time, by slot,
+// as the master read them at its last tick.
+func writeChildMetrics(mw metricsWriter, slots []prefork.SlotInfo) {
+	name := mw.family("child_memory_bytes", "gauge", "A child's resident memory (RSS), by slot.")
+	for _, sl := range slots {
+		mw.sample(name, sl.Memory, "slot", strconv.Itoa(sl.Slot))
+	}
+	name = mw.family("child_cpu_seconds_total", "counter", "CPU time used by the slot's current child (user + system); restarts at 0 with each new child.")
+	for _, sl := range slots {
+		mw.sample(name, sl.CPU, "slot", strconv.Itoa(sl.Slot))
+	}
 }
