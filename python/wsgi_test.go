@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -66,13 +67,46 @@ func TestValidatedUnderActd(t *testing.T) {
 				})
 			}
 			checkExpectContinue(t, p)
-			if log := p.logText(t); strings.Contains(log, "Traceback") {
-				t.Errorf("log: got a traceback, want none:\n%s", log)
+			checkConcurrent(t, p)
+			for _, line := range strings.Split(p.logText(t), "\n") {
+				if strings.Contains(line, "Traceback") || strings.Contains(line, "level=WARN") ||
+					strings.Contains(line, "level=ERROR") && !strings.Contains(line, "event=overload") {
+					t.Errorf("log: got %s, want no traceback or complaint", line)
+				}
 			}
 			if err := p.stop(); err != nil {
 				t.Errorf("SIGTERM: got %v, want exit status 0", err)
 			}
 		})
+	}
+}
+
+// checkConcurrent sends clients×perClient requests at once, each on its
+// own connection: more than the children, so that dispatch mode orders
+// "keep accepting" and exclusive mode accepts in bursts. Every request must
+// be answered, and no child killed for a message out of place.
+func checkConcurrent(t *testing.T, p *pool) {
+	t.Helper()
+	const clients, perClient = 8, 25
+	errs := make(chan error, clients*perClient)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range perClient {
+				got, err := exchange(p.addr, fmt.Sprintf("GET /echo?%d.%d HTTP/1.1\r\nConnection: close\r\n\r\n", c, i))
+				if err == nil && (len(got) != 1 || got[0].body != fmt.Sprintf("GET /echo %d.%d ", c, i)) {
+					err = fmt.Errorf("request %d.%d: got %+v", c, i, got)
+				}
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
 
