@@ -1,0 +1,298 @@
+package Actd::Worker;
+
+# Actd::Worker: the worker side of actd's back-channel protocol
+# (docs/protocol.md, revision 2), in core Perl. It finds the listeners and
+# the back-channel actd handed this process, says hello, and runs the
+# accept loop of the pool's mode, calling back for each connection it
+# accepts. The caller serves one connection at a time.
+#
+#   dispatch:  wait for an A order, accept once, B, serve, I; an order with
+#              "keep accepting" also serves the connections waiting behind
+#              it (up to 32, for at most 50 ms), each announced with B.
+#   exclusive: after the master's go-ahead (A), register the listeners in
+#              an epoll set with EPOLLEXCLUSIVE (Actd::Epoll) and accept by
+#              ourselves: B, serve, I; a later A means register again.
+#
+# Both answer P with O, and end on D or EOF (the master is gone) once the
+# connection in hand is done.
+
+use strict;
+use warnings;
+use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
+use POSIX qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
+use Time::HiRes ();
+
+our $VERSION = '0.1.0';
+
+use constant {
+    WIRE           => 1,
+    HEADER         => 'aCnN',    # type, wire, listener (u16), value (u32), network order
+    HEADER_SIZE    => 8,
+    MAX_TEXT       => 248,
+    FIRST_FD       => 3,         # listener i is fd 3 + i; the channel follows them
+    KEEP_ACCEPTING => 1,
+    BATCH          => 32,        # connections under one keep-accepting order
+    BATCH_TIME     => 0.05,      # seconds a keep-accepting batch may run
+    PAUSE_MIN      => 0.01,      # after an accept error other than EAGAIN
+    PAUSE_MAX      => 1,
+};
+
+# new: the worker of this process, from the environment actd built
+# (ACTD_ACCEPT_MODE, ACTD_PROTOCOL, LISTEN_FDS, ACTD_CHANNEL_FD). Dies with
+# a message naming the variable when not run by actd in dispatch or
+# exclusive mode. It removes LISTEN_* and ACTD_CHANNEL_FD from %ENV, so
+# programs the application runs do not take the sockets for theirs.
+sub new {
+    my ($class) = @_;
+    my $mode = $ENV{ACTD_ACCEPT_MODE} // '';
+    $mode =~ /\A(?:dispatch|exclusive)\z/
+        or die "actd worker: ACTD_ACCEPT_MODE=\"$mode\": want dispatch or exclusive"
+        . " (run under actd: actd --listen ADDR -- plackup -s Actd app.psgi;"
+        . " shared mode has no back-channel)\n";
+    my $protocol = $ENV{ACTD_PROTOCOL} // '';
+    $protocol =~ /\A[0-9]+\z/ && $protocol >= 1
+        or die "actd worker: ACTD_PROTOCOL=\"$protocol\": want 1 or more\n";
+    my $count = $ENV{LISTEN_FDS} // '';
+    $count =~ /\A[0-9]+\z/ && $count >= 1
+        or die "actd worker: LISTEN_FDS=\"$count\": want 1 or more\n";
+    my $channel_fd = $ENV{ACTD_CHANNEL_FD} // '';
+    $channel_fd eq FIRST_FD + $count
+        or die "actd worker: ACTD_CHANNEL_FD=\"$channel_fd\": want " . (FIRST_FD + $count) . "\n";
+    delete @ENV{qw(LISTEN_FDS LISTEN_PID LISTEN_FDNAMES ACTD_CHANNEL_FD)};
+    my $self = bless {
+        mode      => $mode,
+        protocol  => $protocol + 0,
+        listeners => [ map { inherit(FIRST_FD + $_) } 0 .. $count - 1 ],
+        channel   => inherit($channel_fd),
+        stop      => 0,
+    }, $class;
+    return $self;
+}
+
+# inherit: a handle on an fd actd passed us, made close-on-exec; dies if
+# the fd is not open.
+sub inherit {
+    my ($fd) = @_;
+    open(my $fh, '+<&=', $fd) or die "actd worker: fd $fd: $!\n";
+    my $flags = fcntl($fh, F_GETFD, 0) or die "actd worker: fd $fd: $!\n";
+    fcntl($fh, F_SETFD, $flags | FD_CLOEXEC) or die "actd worker: fd $fd: $!\n";
+    return $fh;
+}
+
+# mode: "dispatch" or "exclusive".
+sub mode { $_[0]{mode} }
+
+# channel: the back-channel's handle, to watch for readability while
+# waiting on a client (a readable channel means: end the connection soon).
+sub channel { $_[0]{channel} }
+
+# stop: ask the loop to end after the connection in hand (psgix.harakiri).
+sub stop { $_[0]{stop} = 1 }
+
+# send_message: one message to the master. A failed send (the master is
+# gone) is ignored: the next receive reads end of file.
+sub send_message {
+    my ($self, $type, $listener, $value, $text) = @_;
+    my $packet = pack(HEADER, $type, WIRE, $listener // 0, $value // 0);
+    $packet .= $text if defined $text;
+    send($self->{channel}, $packet, 0);
+}
+
+# report: tell the master which request is in hand (R, protocol revision
+# 2), shown by `actd status` and in the busy-timeout log line. Does nothing
+# under a revision-1 master. Bytes outside printable ASCII become "?", so
+# the text is valid UTF-8 whatever the client sent; it is cut to 248 bytes.
+sub report {
+    my ($self, $text) = @_;
+    return if $self->{protocol} < 2;
+    $text =~ s/[^\x20-\x7e]/?/g;
+    $self->send_message('R', 0, 0, substr($text, 0, MAX_TEXT));
+}
+
+# receive: the master's next message as (type, listener, value), or an
+# empty list at end of file. Dies on a packet that is not a wire-1 message.
+sub receive {
+    my ($self) = @_;
+    my $packet;
+    while (1) {
+        last if defined recv($self->{channel}, $packet, 256, 0);
+        next if $! == EINTR;
+        return () if $! == ECONNRESET;
+        die "actd worker: back-channel: $!\n";
+    }
+    return () if $packet eq '';
+    my ($type, $wire, $listener, $value) = unpack HEADER, $packet;
+    length($packet) == HEADER_SIZE && $wire == WIRE
+        or die "actd worker: garbage on the back-channel: " . unpack('H*', $packet) . "\n";
+    return ($type, $listener, $value);
+}
+
+# run: say hello, then accept and call $serve->($conn, $peer, $listener)
+# for each connection (the peer's packed address; $serve closes nothing,
+# run closes $conn after it) until a drain, end of file or stop.
+sub run {
+    my ($self, $serve) = @_;
+    $self->{serve} = $serve;
+    $self->send_message('H', 0, $$);    # capabilities: none
+    $self->send_message('I');
+    return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
+}
+
+# answer: handle a message every mode takes the same way. Returns true
+# for a ping (answered), false for a drain; dies on anything else.
+sub answer {
+    my ($self, $type, $value) = @_;
+    if ($type eq 'P') {
+        $self->send_message('O', 0, $value);
+        return 1;
+    }
+    return 0 if $type eq 'D';
+    die "actd worker: unexpected message \"$type\" from the master\n";
+}
+
+# dispatch: carry out the master's orders until a drain, end of file or
+# stop.
+sub dispatch {
+    my ($self) = @_;
+    while (!$self->{stop}) {
+        my ($type, $listener, $value) = $self->receive or return;
+        if ($type eq 'A') {
+            $self->order($listener, $value);
+        } else {
+            $self->answer($type, $value) or return;
+        }
+    }
+}
+
+# order: one dispatch-mode accept order: the connection, and with keep
+# accepting the ones waiting behind it; then I.
+sub order {
+    my ($self, $index, $value) = @_;
+    my $listener = $self->{listeners}[$index]
+        // die "actd worker: accept order for listener $index of " . @{ $self->{listeners} } . "\n";
+    my $end = Time::HiRes::time() + BATCH_TIME;
+    for my $n (1 .. ($value == KEEP_ACCEPTING ? BATCH : 1)) {
+        last if $n > 1 && ($self->{stop} || Time::HiRes::time() > $end);
+        $self->take($index, $listener) or last;
+    }
+    $self->send_message('I');
+}
+
+# take: accept one connection on the listener and serve it after B.
+# Returns false if there was none (another child was faster).
+sub take {
+    my ($self, $index, $listener) = @_;
+    my ($conn, $peer) = $self->accept_one($listener) or return 0;
+    $self->send_message('B', $index);
+    $self->serve($conn, $peer, $index);
+    return 1;
+}
+
+# serve: the callback, with its errors logged rather than fatal: one
+# connection must not end the child.
+sub serve {
+    my ($self, $conn, $peer, $index) = @_;
+    eval { $self->{serve}->($conn, $peer, $index); 1 }
+        or warn "actd worker: connection failed: $@";
+    close $conn;
+}
+
+# accept_one: a connection and its peer address, or an empty list if none
+# was waiting. Out of fds or memory, it pauses (10 ms, doubling up to 1 s)
+# and returns none: the connection stays queued for later.
+sub accept_one {
+    my ($self, $listener) = @_;
+    while (1) {
+        my $peer = accept(my $conn, $listener);
+        if ($peer) {
+            $self->{pause} = 0;
+            return ($conn, $peer);
+        }
+        next if $! == EINTR;
+        return () if $! == EAGAIN || $! == EWOULDBLOCK || $! == ECONNABORTED;
+        warn "actd worker: accept: $!\n";
+        $self->{pause} = $self->{pause} ? $self->{pause} * 2 : PAUSE_MIN;
+        $self->{pause} = PAUSE_MAX if $self->{pause} > PAUSE_MAX;
+        Time::HiRes::sleep($self->{pause});
+        return ();
+    }
+}
+
+# exclusive: wait for the go-ahead, register, then accept by ourselves
+# until a drain, end of file or stop.
+sub exclusive {
+    my ($self) = @_;
+    $self->go_ahead or return;
+    require Actd::Epoll;
+    my $epoll = Actd::Epoll->new;
+    $epoll->add(fileno $self->{channel}, 0);
+    $self->register($epoll);
+    $self->send_message('I');
+    my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
+    my $channel = fileno $self->{channel};
+    while (!$self->{stop}) {
+        my @ready = $epoll->wait(-1);
+        if (grep { $_ == $channel } @ready) {    # orders first: a drain wins over a connection
+            $self->exclusive_order($epoll) or return;
+        }
+        for my $fd (grep { exists $index{$_} } @ready) {
+            my $i = $index{$fd};
+            $self->take($i, $self->{listeners}[$i]) and $self->send_message('I');
+            last if $self->{stop};
+        }
+    }
+}
+
+# go_ahead: wait for the master's first A, answering pings. Returns false
+# on a drain or end of file.
+sub go_ahead {
+    my ($self) = @_;
+    while (1) {
+        my ($type, undef, $value) = $self->receive or return 0;
+        return 1 if $type eq 'A';
+        $self->answer($type, $value) or return 0;
+    }
+}
+
+# exclusive_order: one message to a registered child. A: register again,
+# to the back of the kernel's wait queue (a lower slot registered after
+# us), then I. Returns false on a drain or end of file.
+sub exclusive_order {
+    my ($self, $epoll) = @_;
+    my ($type, undef, $value) = $self->receive or return 0;
+    return $self->answer($type, $value) if $type ne 'A';
+    $epoll->remove(fileno $_) for @{ $self->{listeners} };
+    $self->register($epoll);
+    $self->send_message('I');
+    return 1;
+}
+
+# register: add every listener, in listener order, with EPOLLEXCLUSIVE.
+sub register {
+    my ($self, $epoll) = @_;
+    $epoll->add(fileno $_, 1) for @{ $self->{listeners} };
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Actd::Worker - the worker side of actd's back-channel protocol
+
+=head1 SYNOPSIS
+
+  my $worker = Actd::Worker->new;    # dies unless run by actd
+  $worker->run(sub {
+      my ($conn, $peer, $listener) = @_;
+      $worker->report("GET /");      # what `actd status` shows
+      ...                            # serve the connection
+  });
+
+=head1 DESCRIPTION
+
+See docs/protocol.md in the actd repository. L<Plack::Handler::Actd> is
+built on it.
+
+=cut

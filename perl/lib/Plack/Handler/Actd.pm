@@ -1,0 +1,548 @@
+package Plack::Handler::Actd;
+
+# Plack::Handler::Actd: a PSGI server for one actd child. actd owns the
+# listening sockets and the pool; each child runs `plackup -s Actd app.psgi`,
+# speaks the back-channel protocol through Actd::Worker and serves one
+# connection at a time: HTTP/1.0 and 1.1, keep-alive and pipelining,
+# Content-Length and chunked request bodies (buffered: psgix.input.buffered),
+# Expect: 100-continue, HEAD, delayed and streaming responses
+# (psgi.streaming), 400 and friends for malformed requests.
+
+use strict;
+use warnings;
+use Actd::Worker;
+use Carp ();
+use HTTP::Status ();
+use Plack::HTTPParser qw(parse_http_request);
+use Plack::Util;
+use POSIX qw(EINTR);
+use Socket qw(IPPROTO_TCP TCP_NODELAY SOL_SOCKET SO_RCVTIMEO SO_SNDTIMEO
+    AF_INET AF_INET6 sockaddr_family unpack_sockaddr_in unpack_sockaddr_in6 inet_ntop);
+use Stream::Buffered;
+use Time::HiRes ();
+
+our $VERSION = '0.1.0';
+
+use constant {
+    CRLF      => "\015\012",
+    MAX_HEAD  => 131072,    # bytes of request line and headers, else 431
+    MAX_LINE  => 8192,      # bytes of a chunk-size or trailer line, else 400
+    READ_SIZE => 65536,
+};
+
+# The defaults are Starman's, so an operator's numbers mean the same.
+my %DEFAULTS = (
+    keepalive_timeout => 1,    # seconds to wait for the next request on a connection
+    read_timeout      => 5,    # seconds for a request's head, and for each read or write
+);
+
+my $NULL_INPUT = do { open(my $fh, '<', \'') or die; $fh };
+
+# new: the server, from plackup's options. host, port, listen and socket
+# are ignored: actd owns the sockets.
+sub new {
+    my ($class, %args) = @_;
+    my %self = (%DEFAULTS, keepalive => !$args{disable_keepalive});
+    for my $name (keys %DEFAULTS) {
+        next unless defined $args{$name};
+        $args{$name} =~ /\A[0-9]+(?:\.[0-9]+)?\z/ && $args{$name} > 0
+            or die "Plack::Handler::Actd: --" . ($name =~ tr/_/-/r) . " $args{$name}: want seconds > 0\n";
+        $self{$name} = $args{$name};
+    }
+    return bless \%self, $class;
+}
+
+# run: serve $app in this actd child until the master drains it or goes
+# away. Dies when not run by actd.
+sub run {
+    my ($self, $app) = @_;
+    my $worker = Actd::Worker->new;
+    $self->{worker} = $worker;
+    $self->{app}    = $app;
+    local $SIG{PIPE} = 'IGNORE';    # a client that went away is an EPIPE
+    local $SIG{INT}  = 'IGNORE';    # ^C reaches the whole group: the master drains us
+    local $SIG{QUIT} = sub { $self->dump_stack };
+    $self->{timeval} = pack 'l!l!', int $self->{read_timeout},
+        ($self->{read_timeout} - int $self->{read_timeout}) * 1e6;
+    $worker->run(sub { $self->serve_connection(@_) });
+}
+
+# dump_stack: actd's answer to --busy-timeout (SIGQUIT): the stack of the
+# request in hand to stderr (the journal), then exit as a Go worker does.
+sub dump_stack {
+    my ($self) = @_;
+    my $request = $self->{request} // 'no request';
+    print STDERR Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$");
+    POSIX::_exit(2);
+}
+
+# serve_connection: the requests of one connection, until it closes, fails,
+# or keep-alive ends.
+sub serve_connection {
+    my ($self, $conn, $peer) = @_;
+    setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
+    setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
+    my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer), alive => 1 };
+    while (1) {
+        my $env = $self->read_request($c);
+        if (!ref $env) {
+            $self->error_response($c, $env) if $env > 0;
+            return;
+        }
+        $self->respond($c, $env);
+        delete $self->{request};
+        return if !$c->{keepalive} || !$c->{alive};
+        return if $c->{buf} eq '' && !$self->await_request($c);
+    }
+}
+
+# connection_env: the part of the PSGI environment that is the same for
+# every request of the connection.
+sub connection_env {
+    my ($conn, $peer) = @_;
+    my ($server_name, $server_port) = address(getsockname($conn));
+    my ($remote_addr, $remote_port) = address($peer);
+    return {
+        SERVER_NAME            => $server_name,
+        SERVER_PORT            => $server_port,
+        REMOTE_ADDR            => $remote_addr,
+        REMOTE_PORT            => $remote_port,
+        SCRIPT_NAME            => '',
+        'psgi.version'         => [ 1, 1 ],
+        'psgi.errors'          => *STDERR,
+        'psgi.url_scheme'      => 'http',
+        'psgi.run_once'        => Plack::Util::FALSE,
+        'psgi.multithread'     => Plack::Util::FALSE,
+        'psgi.multiprocess'    => Plack::Util::TRUE,
+        'psgi.streaming'       => Plack::Util::TRUE,
+        'psgi.nonblocking'     => Plack::Util::FALSE,
+        'psgix.input.buffered' => Plack::Util::TRUE,
+        'psgix.harakiri'       => Plack::Util::TRUE,
+        'psgix.io'             => $conn,
+    };
+}
+
+# address: host and port of a packed socket address; for a unix socket
+# ("localhost", 0).
+sub address {
+    my ($packed) = @_;
+    my $family = defined $packed && length $packed >= 2 ? sockaddr_family($packed) : -1;
+    if ($family == AF_INET) {
+        my ($port, $ip) = unpack_sockaddr_in($packed);
+        return (inet_ntop(AF_INET, $ip), $port);
+    }
+    if ($family == AF_INET6) {
+        my ($port, $ip) = unpack_sockaddr_in6($packed);
+        return (inet_ntop(AF_INET6, $ip), $port);
+    }
+    return ('localhost', 0);
+}
+
+# await_request: wait up to the keep-alive timeout for the client's next
+# request. Returns false on a timeout. When the master has something to say
+# (a drain, or end of file: only those reach a busy child, but for an
+# exclusive-mode "register again"), it returns whether the client has sent
+# something, and that request is the connection's last.
+sub await_request {
+    my ($self, $c) = @_;
+    my $client  = fileno $c->{conn};
+    my $channel = fileno $self->{worker}->channel;
+    my $in      = '';
+    vec($in, $client,  1) = 1;
+    vec($in, $channel, 1) = 1;
+    my ($n, $out);
+    do { $n = select($out = $in, undef, undef, $self->{keepalive_timeout}) }
+        while $n < 0 && $! == EINTR;
+    return 0 if $n <= 0;
+    return 1 unless vec($out, $channel, 1);
+    $c->{last} = 1;
+    return vec($out, $client, 1);
+}
+
+# read_request: the next request's environment, its body read and
+# buffered; or a number: the status to answer before closing, or -1 to
+# close without an answer (the client closed, or sent nothing in time).
+sub read_request {
+    my ($self, $c) = @_;
+    my $env = { %{ $c->{base} } };
+    my $status = $self->read_head($c, $env);
+    return $status if $status;
+    my $proto = $env->{SERVER_PROTOCOL};
+    return 505 unless $proto =~ m{\AHTTP/1\.[0-9]\z};
+    my $connection = $env->{HTTP_CONNECTION} // '';
+    $c->{keepalive} = $self->{keepalive} && !$c->{last}
+        && ($proto eq 'HTTP/1.0' ? $connection =~ /\bkeep-alive\b/i : $connection !~ /\bclose\b/i);
+    $c->{proto} = $proto eq 'HTTP/1.0' ? $proto : 'HTTP/1.1';
+    return 400 if $proto ne 'HTTP/1.0' && !defined $env->{HTTP_HOST};
+    $self->{request} = "$env->{REQUEST_METHOD} " . ($env->{REQUEST_URI} =~ s/\?.*//sr);
+    $self->{worker}->report($self->{request});
+    $status = $self->read_body($c, $env);
+    return $status if $status;
+    $env->{'psgix.cleanup'}          = Plack::Util::TRUE;
+    $env->{'psgix.cleanup.handlers'} = [];
+    return $env;
+}
+
+# read_head: parse the request line and headers into $env. Returns 0, or
+# the status to answer (400 malformed, 408 too slow, 431 too large, 505
+# another major version than HTTP/1), or -1
+# when the client closed or sent nothing before the read timeout.
+sub read_head {
+    my ($self, $c, $env) = @_;
+    my $deadline;
+    while (1) {
+        if ($c->{buf} ne '') {
+            my $length = parse_http_request($c->{buf}, $env);
+            if ($length >= 0) {
+                substr($c->{buf}, 0, $length, '');
+                return 0;
+            }
+            return $c->{buf} =~ m{\A[^\012]* HTTP/(?!1\.)[0-9]+\.[0-9]+\015?\012} ? 505 : 400 if $length == -1;
+            return 431 if length $c->{buf} > MAX_HEAD;
+        }
+        $deadline //= Time::HiRes::time() + $self->{read_timeout};
+        my $n = $self->fill($c);
+        return -1 if !$n && $c->{buf} =~ /\A[\015\012]*\z/;
+        return 408 if !defined $n || Time::HiRes::time() > $deadline;
+        return 400 if !$n;    # closed in the middle of a request: answer for the log
+    }
+}
+
+# fill: read what the client sent into the connection's buffer. Returns the
+# byte count, 0 at end of file, undef on a timeout or an error.
+sub fill {
+    my ($self, $c) = @_;
+    while (1) {
+        my $n = sysread($c->{conn}, $c->{buf}, READ_SIZE, length $c->{buf});
+        return $n if defined $n;
+        return undef if $! != EINTR;
+    }
+}
+
+# read_body: the request body into psgi.input (seekable, in memory or a
+# temporary file), by Content-Length or chunked. Returns 0, the status to
+# answer, or -1 when the client went away.
+sub read_body {
+    my ($self, $c, $env) = @_;
+    my $te     = delete $env->{HTTP_TRANSFER_ENCODING};
+    my $length = $env->{CONTENT_LENGTH};
+    if (defined $te) {
+        return 400 if defined $length;    # both: a smuggling attempt (RFC 9112 6.3)
+        return 501 if $te !~ /\A[ \t]*chunked[ \t]*\z/i;
+    } elsif (!defined $length) {
+        $env->{'psgi.input'} = $NULL_INPUT;
+        return 0;
+    } else {
+        return 400 if $length !~ /\A[0-9]{1,18}\z/;
+        $env->{CONTENT_LENGTH} = $length += 0;
+        if (!$length) {
+            $env->{'psgi.input'} = $NULL_INPUT;
+            return 0;
+        }
+    }
+    my $status = $self->expect($c, $env);
+    return $status if $status;
+    my $buffer = Stream::Buffered->new($length);
+    $status = defined $te ? $self->read_chunked($c, $env, $buffer) : $self->copy($c, $length, $buffer);
+    return $status if $status;
+    $env->{'psgi.input'} = $buffer->rewind;
+    return 0;
+}
+
+# expect: answer Expect: 100-continue (HTTP/1.1, body not sent yet);
+# returns 417 for any other expectation, else 0.
+sub expect {
+    my ($self, $c, $env) = @_;
+    my $expect = delete $env->{HTTP_EXPECT} // return 0;
+    return 417 if lc $expect ne '100-continue';
+    $self->write_all($c, "HTTP/1.1 100 Continue" . CRLF . CRLF)
+        if $env->{SERVER_PROTOCOL} eq 'HTTP/1.1' && $c->{buf} eq '';
+    return 0;
+}
+
+# copy: $length bytes of body into $buffer. Returns 0, or -1 when the
+# client closed or stalled.
+sub copy {
+    my ($self, $c, $length, $buffer) = @_;
+    while ($length > 0) {
+        if ($c->{buf} eq '') {
+            my $n = sysread($c->{conn}, $c->{buf}, $length < READ_SIZE ? $length : READ_SIZE);
+            next if !defined $n && $! == EINTR;
+            return -1 if !$n;
+        }
+        my $take = length $c->{buf} < $length ? length $c->{buf} : $length;
+        $buffer->print(substr($c->{buf}, 0, $take, ''));
+        $length -= $take;
+    }
+    return 0;
+}
+
+# read_chunked: a chunked body (RFC 9112 7.1) into $buffer; the trailer
+# fields are read and dropped. Sets CONTENT_LENGTH to the decoded size.
+# Returns 0, 400 for a malformed body, or -1 when the client went away.
+sub read_chunked {
+    my ($self, $c, $env, $buffer) = @_;
+    my $total = 0;
+    while (1) {
+        my $line = $self->read_line($c);
+        return $line if !ref $line;
+        $$line =~ /\A([0-9A-Fa-f]{1,15})[ \t]*(?:;.*)?\z/ or return 400;
+        my $size = hex $1;
+        last if !$size;
+        my $status = $self->copy($c, $size, $buffer);
+        return $status if $status;
+        my $end = $self->read_line($c);
+        return $end if !ref $end;
+        return 400 if $$end ne '';
+        $total += $size;
+    }
+    while (1) {    # trailer fields, up to the empty line
+        my $line = $self->read_line($c);
+        return $line if !ref $line;
+        last if $$line eq '';
+    }
+    $env->{CONTENT_LENGTH} = $total;
+    return 0;
+}
+
+# read_line: a reference to the next line without its CRLF (or LF), or a
+# number: 400 for a line longer than MAX_LINE, -1 when the client closed
+# or stalled.
+sub read_line {
+    my ($self, $c) = @_;
+    while (1) {
+        my $end = index $c->{buf}, "\012";
+        if ($end >= 0) {
+            my $line = substr($c->{buf}, 0, $end + 1, '');
+            $line =~ s/\015?\012\z//;
+            return \$line;
+        }
+        return 400 if length $c->{buf} > MAX_LINE;
+        return -1 if !$self->fill($c);
+    }
+}
+
+# respond: run the application and send its response. A delayed response
+# (a code reference) is given a responder; a streaming one a writer.
+sub respond {
+    my ($self, $c, $env) = @_;
+    my $res = Plack::Util::run_app($self->{app}, $env);
+    if (ref $res eq 'CODE') {
+        $self->delayed($c, $env, $res);
+    } elsif (ref $res eq 'ARRAY') {
+        $self->write_response($c, $env, $res);
+    } else {
+        $self->internal_error($c, $env, "the application returned \"$res\": want an array or a code reference");
+    }
+    if ($env->{'psgix.harakiri.commit'}) {
+        $c->{keepalive} = 0;
+        $self->{worker}->stop;
+    }
+    for my $handler (@{ $env->{'psgix.cleanup.handlers'} }) {
+        eval { $handler->($env); 1 } or warn "Plack::Handler::Actd: cleanup handler: $@";
+    }
+}
+
+# delayed: a delayed or streaming response. An application that dies or
+# returns before it responds gets a 500; a writer left open is closed and
+# ends the connection.
+sub delayed {
+    my ($self, $c, $env, $res) = @_;
+    my $writer;
+    my $ok = eval {
+        $res->(sub { $c->{responded} = 1; $writer = $self->write_response($c, $env, $_[0]) });
+        1;
+    };
+    my $responded = delete $c->{responded};
+    if (!$ok || !$responded) {
+        my $why = $ok ? "the application did not respond" : "the application died: $@";
+        return $self->internal_error($c, $env, $why) if !$responded;
+        warn "Plack::Handler::Actd: $why";
+        $c->{alive} = 0;    # the response is cut short
+    }
+    if ($writer && !$writer->{closed}) {
+        $writer->close;
+        $c->{keepalive} = 0;
+    }
+}
+
+# internal_error: log $why and answer 500 if nothing was sent yet.
+sub internal_error {
+    my ($self, $c, $env, $why) = @_;
+    $env->{'psgi.errors'}->print("Plack::Handler::Actd: $why\n");
+    $self->write_response($c, $env,
+        [ 500, [ 'Content-Type' => 'text/plain', 'Content-Length' => 21 ], ['Internal Server Error'] ]);
+}
+
+# error_response: answer a request that could not be read, then close.
+sub error_response {
+    my ($self, $c, $status) = @_;
+    my $text = HTTP::Status::status_message($status) // 'Error';
+    $c->{keepalive} = 0;
+    $c->{proto} //= 'HTTP/1.1';
+    $self->write_response($c, { REQUEST_METHOD => 'GET' },
+        [ $status, [ 'Content-Type' => 'text/plain', 'Content-Length' => length $text ], [$text] ]);
+}
+
+# write_response: send the status line, headers and body of $res. With no
+# body, returns the writer of a streaming response. The body is cut for
+# HEAD, 1xx, 204 and 304; a body of unknown length is chunked (HTTP/1.1) or
+# ends the connection (HTTP/1.0).
+sub write_response {
+    my ($self, $c, $env, $res) = @_;
+    my ($status, $headers, $body) = @$res;
+    my $proto = $c->{proto};
+    my $head  = "$proto $status " . (HTTP::Status::status_message($status) // 'Unknown') . CRLF;
+    my ($length, $chunked, $date);
+    for (my $i = 0; $i < @$headers; $i += 2) {
+        my $name = lc $headers->[$i];
+        next if $name eq 'connection';
+        $length  = 1 if $name eq 'content-length';
+        $chunked = 1 if $name eq 'transfer-encoding' && lc($headers->[ $i + 1 ]) eq 'chunked';
+        $date    = 1 if $name eq 'date';
+        $head .= "$headers->[$i]: $headers->[$i + 1]" . CRLF;
+    }
+    my $bodiless = $status < 200 || $status == 204 || $status == 304;
+    my $data;
+    if (!$bodiless && ref $body eq 'ARRAY') {
+        $data = join '', @$body;
+        if ($data =~ /[^\x00-\xff]/) {
+            Carp::carp("Wide character in response body: encoding it as UTF-8");
+            utf8::encode($data);
+        }
+        $head .= 'Content-Length: ' . length($data) . CRLF if !$length && !$chunked;
+        $length = 1;
+    }
+    if (!$bodiless && !$length && !$chunked) {
+        if ($proto eq 'HTTP/1.1') {
+            $chunked = 1;
+            $head .= 'Transfer-Encoding: chunked' . CRLF if $env->{REQUEST_METHOD} ne 'HEAD';
+        } else {
+            $c->{keepalive} = 0;
+        }
+    }
+    $head .= 'Date: ' . http_date() . CRLF if !$date;
+    $head .= $c->{keepalive} ? ($proto eq 'HTTP/1.0' ? 'Connection: keep-alive' . CRLF : '') : 'Connection: close' . CRLF;
+    $head .= CRLF;
+    my $send_body = !$bodiless && $env->{REQUEST_METHOD} ne 'HEAD';
+    $chunked = 0 if !$send_body;
+    if (defined $data) {
+        $self->write_all($c, $send_body ? $head . ($chunked ? chunk($data) . "0" . CRLF . CRLF : $data) : $head);
+        return;
+    }
+    $self->write_all($c, $head);
+    my $writer = Plack::Handler::Actd::Writer->new($self, $c, $chunked, $send_body);
+    return $writer if !defined $body;
+    Plack::Util::foreach($body, sub { $writer->write($_[0]) });
+    $writer->close;
+    return;
+}
+
+# chunk: $data as one chunk of a chunked body ('' for no data).
+sub chunk {
+    my ($data) = @_;
+    return length $data ? sprintf('%x', length $data) . CRLF . $data . CRLF : '';
+}
+
+# write_all: send $data. Returns false (and marks the connection dead, so
+# later writes do nothing) when the client went away or stalled past the
+# read timeout.
+sub write_all {
+    my ($self, $c, $data) = @_;
+    return 0 if !$c->{alive};
+    my $offset = 0;
+    while ($offset < length $data) {
+        my $n = syswrite($c->{conn}, $data, length($data) - $offset, $offset);
+        if (!defined $n) {
+            next if $! == EINTR;
+            $c->{alive} = 0;
+            return 0;
+        }
+        $offset += $n;
+    }
+    return 1;
+}
+
+my ($date_second, $date_text) = (-1, '');
+
+# http_date: the current time as an HTTP date, computed once a second.
+sub http_date {
+    my $now = time;
+    return $date_text if $now == $date_second;
+    $date_second = $now;
+    my @t = gmtime $now;
+    my @day = qw(Sun Mon Tue Wed Thu Fri Sat);
+    my @month = qw(Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec);
+    return $date_text = sprintf '%s, %02d %s %04d %02d:%02d:%02d GMT',
+        $day[ $t[6] ], $t[3], $month[ $t[4] ], $t[5] + 1900, @t[ 2, 1, 0 ];
+}
+
+package Plack::Handler::Actd::Writer;
+
+# The writer of a streaming response: write sends one chunk (or the bytes
+# as they are, for a body whose length the application gave), close ends
+# the body.
+
+sub new {
+    my ($class, $server, $c, $chunked, $send_body) = @_;
+    return bless { server => $server, c => $c, chunked => $chunked, send => $send_body, closed => 0 }, $class;
+}
+
+sub write {
+    my ($self, $data) = @_;
+    return if $self->{closed} || !$self->{send} || !defined $data;
+    if ($data =~ /[^\x00-\xff]/) {
+        Carp::carp("Wide character in response body: encoding it as UTF-8");
+        utf8::encode($data);
+    }
+    $self->{server}->write_all($self->{c}, $self->{chunked} ? Plack::Handler::Actd::chunk($data) : $data);
+}
+
+sub close {
+    my ($self) = @_;
+    return if $self->{closed}++;
+    $self->{server}->write_all($self->{c}, "0\015\012\015\012") if $self->{chunked};
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Plack::Handler::Actd - run a PSGI application in an actd prefork pool
+
+=head1 SYNOPSIS
+
+  actd --listen 127.0.0.1:8080 -- plackup -s Actd -E deployment app.psgi
+
+=head1 DESCRIPTION
+
+actd (a prefork supervisor for systemd) owns the listening sockets and the
+pool of processes; each child runs plackup with this handler, which speaks
+actd's back-channel protocol (L<Actd::Worker>) and serves HTTP/1.1 one
+connection at a time. See docs/perl.md in the actd repository.
+
+=head1 OPTIONS
+
+=over 4
+
+=item --keepalive-timeout SECONDS
+
+How long to wait for the next request on a keep-alive connection (default
+1, as Starman). The child is busy meanwhile.
+
+=item --read-timeout SECONDS
+
+The longest a request's head may take to arrive, and the longest wait for
+each read or write (default 5, as Starman).
+
+=item --disable-keepalive
+
+Close every connection after its response.
+
+=back
+
+--host, --port, --listen and --socket are ignored: the sockets are actd's.
+
+=cut

@@ -1,0 +1,52 @@
+# The application perl/perl_test.go serves under actd with
+# `plackup -s Actd`: one route per behaviour the test checks. Every answer
+# names the child's pid, so a test sees which process served it.
+use strict;
+use warnings;
+use Time::HiRes ();
+
+my %route = (
+    # /hello: a fixed answer, Content-Length computed by the handler
+    '/hello' => sub { [ 200, [ 'Content-Type' => 'text/plain' ], ["hello pid=$$\n"] ] },
+
+    # /echo: the request body back, with what the handler said of it
+    '/echo' => sub {
+        my ($env) = @_;
+        my $input = $env->{'psgi.input'};
+        my $body  = do { local $/; <$input> } // '';
+        return [ 200, [ 'Content-Type' => 'text/plain', 'X-Length' => $env->{CONTENT_LENGTH} // 'none',
+            'X-Buffered' => $env->{'psgix.input.buffered'} ? 1 : 0 ], [$body] ];
+    },
+
+    # /stream: a streaming response of three writes, length unknown
+    '/stream' => sub {
+        return sub {
+            my $writer = shift->([ 200, [ 'Content-Type' => 'text/plain' ] ]);
+            $writer->write("part $_;") for 1 .. 3;
+            $writer->close;
+        };
+    },
+
+    # /delayed: a delayed response, body known
+    '/delayed' => sub {
+        return sub { shift->([ 200, [ 'Content-Type' => 'text/plain' ], ["delayed pid=$$\n"] ]) };
+    },
+
+    # /sleep?ms=N (and /sleep/ANYTHING): busy for N milliseconds (at most 5000)
+    '/sleep' => sub {
+        my ($env) = @_;
+        my ($ms) = ($env->{QUERY_STRING} =~ /ms=([0-9]+)/);
+        Time::HiRes::sleep(($ms > 5000 ? 5000 : $ms) / 1000);
+        return [ 200, [ 'Content-Type' => 'text/plain' ], ["slept pid=$$\n"] ];
+    },
+
+    # /die: the application dies; the handler answers 500
+    '/die' => sub { die "dying on purpose\n" },
+);
+
+sub {
+    my ($env) = @_;
+    my $handler = $route{ $env->{PATH_INFO} =~ s{\A/sleep/.*}{/sleep}sr }
+        // return [ 404, [ 'Content-Type' => 'text/plain' ], ["no route $env->{PATH_INFO}\n"] ];
+    return $handler->($env);
+};
