@@ -27,7 +27,7 @@ type heldConn struct {
 	seq      uint32    // bumped each time the entry is freed
 	got      int       // bytes the last look saw
 	ready    bool      // in the ready queue
-	parked   bool      // given back by a child (Keep)
+	parked   bool      // given back by a child (Keep), not ready yet
 	polled   bool      // registered in the loop's epoll set
 }
 
@@ -161,6 +161,10 @@ func (h *holder) markReady(i int) {
 	c := &h.conns[i]
 	c.ready = true
 	h.ready++
+	if c.parked { // parked: given back and waiting; now it waits for a child
+		c.parked = false
+		h.parked--
+	}
 	h.queue.push(heldRef{i, c.seq})
 }
 

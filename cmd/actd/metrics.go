@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/actd/actd/activation"
+	"github.com/actd/actd/prefork"
 )
 
 // Bounds of the metrics server: no number of scrapers takes more than
@@ -130,4 +131,22 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("garbage", "Children killed for a bad message.", s.Stats.Garbage)
 	mw.counter("pings_failed", "Pings not answered in time.", s.Stats.PingsFailed)
 	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
+	if s.Held != nil {
+		writeHeldMetrics(mw, s)
+	}
+}
+
+// writeHeldMetrics writes what the master holds under an accept filter.
+func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
+	h := s.Held
+	name := mw.family("held", "gauge", "Connections the master holds under --accept-filter: waiting (not ready), ready (for an idle child), parked (given back between keep-alive requests).")
+	mw.sample(name, h.Held-h.Ready-h.Parked, "state", "waiting")
+	mw.sample(name, h.Ready, "state", "ready")
+	mw.sample(name, h.Parked, "state", "parked")
+	mw.gauge("held_max", "The --max-held setting.", h.Max)
+	mw.gauge("held_oldest_seconds", "How long the oldest held connection has been held.", h.Oldest.Seconds())
+	mw.counter("handoffs", "Connections handed to a child by the master.", s.Stats.Handoffs)
+	mw.counter("hold_timeouts", "Held connections closed after --hold-timeout.", s.Stats.HoldTimeouts)
+	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
+	mw.counter("parked", "Keep-alive connections children gave back to the master.", s.Stats.Parked)
 }
