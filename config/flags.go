@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/protocol"
 )
 
@@ -37,6 +38,7 @@ func joinWords(w []string) string {
 // rawValues are flags parsed as strings and converted in finish.
 type rawValues struct {
 	accept string
+	filter string
 	exec   string
 	over   map[string]string // int flags too large for an int: name to text
 }
@@ -45,7 +47,7 @@ type rawValues struct {
 func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs := flag.NewFlagSet("actd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	v := &rawValues{accept: "dispatch", over: map[string]string{}}
+	v := &rawValues{accept: "dispatch", filter: "none", over: map[string]string{}}
 	p := &c.Pool
 	intVar := func(ptr *int, name string, def int, usage string) {
 		*ptr = def
@@ -79,6 +81,9 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.StringVar(&c.ControlSocket, "control-socket", "", "serve `PATH` for actd status (default $RUNTIME_DIRECTORY/control.sock)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve Prometheus metrics on `ADDR`")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "`FORMAT` of the log: auto, text or journal")
+	fs.StringVar(&v.filter, "accept-filter", v.filter, "`FILTER` a connection passes before a child gets it: none, data (bytes came) or http (a request head came); the master holds it until then")
+	durationVar(&p.HoldTimeout, "hold-timeout", p.HoldTimeout, "close a held connection not ready within `D` (http: 408 first)")
+	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections; beyond, leave new ones in the kernel's queue")
 	return fs, v
 }
 
@@ -89,6 +94,9 @@ func (v *rawValues) finish(c *Config) error {
 		return &Error{Key: "accept", Err: err}
 	}
 	c.Pool.Mode = m
+	if c.Pool.Filter, err = prefork.ParseFilter(v.filter); err != nil {
+		return &Error{Key: "accept-filter", Err: err}
+	}
 	if v.exec != "" {
 		if c.Exec, err = splitWords(v.exec); err != nil {
 			return &Error{Key: "exec", Err: err}

@@ -42,7 +42,13 @@ type Config struct {
 	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
 	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
 	MaxChildMemory  uint64        // --max-child-memory, bytes of RSS; 0 = never recycle by memory
+	Filter          AcceptFilter  // --accept-filter, none (filter.go)
+	HoldTimeout     time.Duration // --hold-timeout, 10s: a held connection not ready by then is closed
+	MaxHeld         int           // --max-held, 4096: beyond it the master stops accepting
 }
+
+// MaxMaxHeld is the largest MaxHeld a Config may ask for.
+const MaxMaxHeld = 1 << 20
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -60,6 +66,8 @@ func DefaultConfig() Config {
 		BusyKillGrace: 5 * time.Second,
 
 		GracefulTimeout: 30 * time.Second,
+		HoldTimeout:     10 * time.Second,
+		MaxHeld:         4096,
 	}
 }
 
@@ -100,6 +108,11 @@ func (c Config) Validate() error {
 		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
 		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
 		{c.MaxChildMemory == 0 || c.MaxChildMemory >= minChildMemory, "max-child-memory", c.MaxChildMemory, "0 (off) or at least 1M"},
+		{c.Filter <= FilterHTTP, "accept-filter", c.Filter, "none, data or http"},
+		{c.Filter != FilterHTTP || c.Mode == protocol.Dispatch, "accept-filter", c.Filter,
+			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
+		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
+		{c.MaxHeld >= 1 && c.MaxHeld <= MaxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("between 1 and %d", MaxMaxHeld)},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

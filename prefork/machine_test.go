@@ -18,6 +18,7 @@ var modeTables = []struct {
 	table *table
 }{
 	{"Dispatch", protocol.Dispatch, dispatchTable},
+	{"Handoff", protocol.Dispatch, handoffTable},
 	{"Exclusive", protocol.Exclusive, exclusiveTable},
 	{"Shared", protocol.Shared, sharedTable},
 }
@@ -48,19 +49,22 @@ func TestDocDiagram(t *testing.T) {
 // the table says, or the message is garbage where the table has no
 // transition, and the slot is then as it was.
 func TestMessageTransitions(t *testing.T) {
-	for _, m := range modeTables[:2] {
+	for _, m := range modeTables[:3] {
 		reach := m.table.reachable()
 		for from := range numStates {
 			if !reach[from] || from == empty || from == exiting {
 				continue // no back-channel to hear from
 			}
 			for _, typ := range []protocol.Type{protocol.Hello, protocol.Idle, protocol.Busy,
-				protocol.Served, protocol.Pong, protocol.Request} {
+				protocol.Served, protocol.Pong, protocol.Request, protocol.Keep} {
 				ev, _ := messageEvent(typ)
 				t.Run(m.name+"/"+from.String()+"/"+typ.String(), func(t *testing.T) {
 					p, _, _ := dispatchPool(t, 1)
-					if m.mode == protocol.Exclusive {
+					switch m.table {
+					case exclusiveTable:
 						p, _ = armPool(t, 1)
+					case handoffTable:
+						p, _, _ = handoffPool(t, 1, FilterHTTP)
 					}
 					s := p.slots[0]
 					s.state = from
@@ -70,7 +74,11 @@ func TestMessageTransitions(t *testing.T) {
 					if from == ordered && m.mode == protocol.Dispatch {
 						p.listeners[0].orders = 1
 					}
-					err := p.onMessage(s, protocol.Message{Type: typ, Value: 1})
+					fd := -1
+					if typ.HasFD() {
+						fd = connFD(t)
+					}
+					err := p.onMessageFD(s, protocol.Message{Type: typ, Value: 1}, fd)
 					want, ok := m.table.next(from, ev)
 					switch {
 					case !ok && !errors.Is(err, protocol.ErrGarbage):
@@ -102,6 +110,10 @@ func TestMasterTransitions(t *testing.T) {
 		{sharedTable, empty, evSpawn, running, true},
 		{dispatchTable, idle, evOrder, ordered, true},
 		{dispatchTable, busy, evOrder, busy, false},
+		{dispatchTable, idle, evHandoff, idle, false},
+		{handoffTable, idle, evHandoff, ordered, true},
+		{handoffTable, busy, evHandoff, busy, false},
+		{handoffTable, idle, evOrder, idle, false},
 		{exclusiveTable, standby, evOrder, ordered, true},
 		{exclusiveTable, idle, evOrder, moving, true},
 		{exclusiveTable, busy, evOrder, busy, false},

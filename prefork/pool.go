@@ -56,6 +56,9 @@ type Pool struct {
 	changed chan struct{}
 	done    chan struct{} // closed when Run returns
 	ran     bool
+
+	handoff *handoffMode // mode, under an accept filter; else nil
+	fatal   error        // set by fail: Run returns it
 }
 
 // New checks cfg and the listeners and returns a pool ready to Run. The pool
@@ -89,6 +92,11 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 			return nil, err
 		}
 		p.listeners = append(p.listeners, ln)
+		if cfg.Filter == FilterData && !cfg.holds() {
+			if err := deferAccept(l.FD, cfg.HoldTimeout); err != nil {
+				return nil, fmt.Errorf("listener %d (%s): %w", i, ln.Name, err)
+			}
+		}
 	}
 	p.env = childEnv(cfg, p.listeners)
 	p.mem = newMemory(log)
@@ -228,7 +236,7 @@ func (p *Pool) turn(ctx context.Context) error {
 		p.tick()
 	}
 	p.armReports()
-	return nil
+	return p.fatal
 }
 
 func (p *Pool) handle(ev unix.EpollEvent) {
@@ -244,6 +252,16 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.reap(p.slots[index])
 	case kindTimer:
 		p.poll.expired()
+	case kindHeld:
+		p.handoff.event(index)
+	}
+}
+
+// fail stops the pool: Run kills the children and returns err, after the
+// current turn of the loop. The first error wins.
+func (p *Pool) fail(err error) {
+	if p.fatal == nil {
+		p.fatal = err
 	}
 }
 

@@ -27,6 +27,12 @@ type Stats struct {
 	LoopAt      time.Time `json:"loop_at"`         // when the master loop last turned over
 	Turns       uint64    `json:"turns"`           // times the master loop woke up
 
+	// Under an accept filter (handoff.go):
+	Handoffs     uint64 `json:"handoffs,omitempty"`      // connections handed to a child (C)
+	HoldTimeouts uint64 `json:"hold_timeouts,omitempty"` // held connections closed after --hold-timeout
+	HeldClosed   uint64 `json:"held_closed,omitempty"`   // held connections the client closed first
+	Parked       uint64 `json:"parked,omitempty"`        // keep-alive connections given back by a child (K)
+
 	servedAtTick uint64
 	stuckTicks   int
 	pingFails    int // pings unanswered in a row, across children; a pong resets it
@@ -51,6 +57,18 @@ type ListenerInfo struct {
 	Queue int    `json:"queue"` // -1: the kernel does not tell
 }
 
+// HeldInfo is what the master holds under an accept filter: connections
+// accepted and not ready, ready and waiting for an idle child, and parked
+// (given back between two keep-alive requests).
+type HeldInfo struct {
+	Filter string        `json:"filter"`
+	Held   int           `json:"held"`   // all of them
+	Ready  int           `json:"ready"`  // of them, ready for a child: the scaler counts them as demand
+	Parked int           `json:"parked"` // of them, given back by a child
+	Oldest time.Duration `json:"oldest"` // how long the oldest has been held (or parked)
+	Max    int           `json:"max"`    // --max-held
+}
+
 // Snapshot is the pool's state at one moment, taken on the master loop.
 type Snapshot struct {
 	Mode       string         `json:"mode"`
@@ -72,6 +90,7 @@ type Snapshot struct {
 	Stats      Stats          `json:"stats"`
 	Listeners  []ListenerInfo `json:"listeners"`
 	Slots      []SlotInfo     `json:"slots"`
+	Held       *HeldInfo      `json:"held,omitempty"` // under an accept filter in dispatch mode
 
 	pingFailing bool
 }
@@ -116,6 +135,9 @@ func (p *Pool) snapshot() Snapshot {
 		if sl.live() {
 			s.count(sl)
 		}
+	}
+	if p.handoff != nil {
+		s.Held = p.handoff.info(now)
 	}
 	return s
 }

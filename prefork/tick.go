@@ -180,6 +180,9 @@ func (p *Pool) queued() int {
 	for _, l := range p.listeners {
 		n += max(l.queue-l.orders, 0)
 	}
+	if p.handoff != nil {
+		n += p.handoff.hold.ready // held, ready, no idle child yet
+	}
 	return n
 }
 
@@ -231,6 +234,9 @@ func (p *Pool) checkStuck() {
 				stuck = true
 			}
 		}
+	}
+	if p.handoff != nil && p.handoff.full {
+		stuck = false // the kernel queues what the master, full, will not hold: by design
 	}
 	p.stats.Stuck = stuck && p.stats.stuckTicks > 0
 	if stuck {

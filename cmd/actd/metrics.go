@@ -136,6 +136,24 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("memory_recycled", "Children retired over --max-child-memory.", s.Stats.MemRecycled)
 	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
 	writeChildMetrics(mw, s.Slots)
+	if s.Held != nil {
+		writeHeldMetrics(mw, s)
+	}
+}
+
+// writeHeldMetrics writes what the master holds under an accept filter.
+func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
+	h := s.Held
+	name := mw.family("held", "gauge", "Connections the master holds under --accept-filter: waiting (not ready), ready (for an idle child), parked (given back between keep-alive requests).")
+	mw.sample(name, h.Held-h.Ready-h.Parked, "state", "waiting")
+	mw.sample(name, h.Ready, "state", "ready")
+	mw.sample(name, h.Parked, "state", "parked")
+	mw.gauge("held_max", "The --max-held setting.", h.Max)
+	mw.gauge("held_oldest_seconds", "How long the oldest held connection has been held.", h.Oldest.Seconds())
+	mw.counter("handoffs", "Connections handed to a child by the master.", s.Stats.Handoffs)
+	mw.counter("hold_timeouts", "Held connections closed after --hold-timeout.", s.Stats.HoldTimeouts)
+	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
+	mw.counter("parked", "Keep-alive connections children gave back to the master.", s.Stats.Parked)
 }
 
 // writeChildMetrics writes each live child's memory and CPU time, by slot,

@@ -126,6 +126,9 @@ func statusLine(s prefork.Snapshot, perSecond float64) string {
 	}
 	fmt.Fprintf(&b, "; queue %d; %d served, %.0f/s; %d respawned, %d hung",
 		s.Queue, s.Stats.Served, perSecond, s.Stats.Respawned, s.Stats.Hung)
+	if h := s.Held; h != nil {
+		fmt.Fprintf(&b, "; held %d (%d ready, %d parked), oldest %v", h.Held, h.Ready, h.Parked, h.Oldest.Round(100*time.Millisecond))
+	}
 	if s.Failures > 0 {
 		fmt.Fprintf(&b, "; worker failing (%s), %d in a row, backoff: next start in %v",
 			s.LastExit, s.Failures, s.RetryIn.Round(100*time.Millisecond))

@@ -135,6 +135,11 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		qs = append(qs, l.Name+"="+q)
 	}
 	fmt.Fprintf(w, "accept queues: %s\n", strings.Join(qs, " "))
+	if h := s.Held; h != nil {
+		fmt.Fprintf(w, "held (accept filter %s): %d of max %d: %d waiting, %d ready, %d parked; oldest %v; %d handed over, %d hold timeouts, %d closed by the client, %d parked in all\n",
+			h.Filter, h.Held, h.Max, h.Held-h.Ready-h.Parked, h.Ready, h.Parked, h.Oldest.Round(time.Millisecond),
+			s.Stats.Handoffs, s.Stats.HoldTimeouts, s.Stats.HeldClosed, s.Stats.Parked)
+	}
 	st := s.Stats
 	fmt.Fprintf(w, "totals: %d served, %d spawned, %d respawned, %d hung, %d recycled, %d overloads, %d garbage, %d reloads\n",
 		st.Served, st.Spawned, st.Respawned, st.Hung, st.Recycled, st.Overloads, st.Garbage, st.Reloads)

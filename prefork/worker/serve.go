@@ -71,6 +71,13 @@ func ServeEnv(ctx context.Context, env Env, h Handler) error {
 }
 
 func serveEnv(ctx context.Context, env Env, h connServer) error {
+	return serveEnvKeep(ctx, env, h, nil)
+}
+
+// serveEnvKeep is serveEnv with keep, which serves the connections the
+// master hands over and may give them back (handoff.go); nil: h serves
+// them, to their end.
+func serveEnvKeep(ctx context.Context, env Env, h connServer, keep keepServer) error {
 	env.closeOnExec()
 	// Start the runtime's poller now, while fds are free: timers (the
 	// pause after EMFILE, a handler's sleep) need it, and a runtime that
@@ -82,7 +89,9 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 	case protocol.Exclusive:
 		return serveChannel(ctx, env, h, serveExclusive)
 	}
-	return serveChannel(ctx, env, h, serveDispatch)
+	return serveChannel(ctx, env, h, func(env Env, ch channel, h connServer) error {
+		return serveDispatch(env, ch, h, keep)
+	})
 }
 
 // serveChannel says hello and idle on the back-channel, then serves in
@@ -93,7 +102,7 @@ func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, cha
 	// blocked read return EOF.
 	stop := context.AfterFunc(ctx, func() { unix.Shutdown(env.Channel, unix.SHUT_RD) })
 	defer stop()
-	if err := ch.send(protocol.Hello, 0, uint32(os.Getpid())); err != nil {
+	if err := ch.send(protocol.Hello, int(protocol.CapHandoff), uint32(os.Getpid())); err != nil {
 		return err
 	}
 	if err := ch.send(protocol.Idle, 0, 0); err != nil {
@@ -102,14 +111,21 @@ func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, cha
 	return mode(env, ch, h)
 }
 
-// serveDispatch waits for orders on the back-channel.
-func serveDispatch(env Env, ch channel, h connServer) error {
+// serveDispatch waits for orders on the back-channel, and for connections
+// handed over (Conn) under an accept filter.
+func serveDispatch(env Env, ch channel, h connServer, keep keepServer) error {
 	var p pause
 	report := newLateBusy(ch)
 	for {
-		m, err := ch.recv()
+		m, fd, err := ch.recvFD()
 		if err != nil {
 			return endOf(err)
+		}
+		if m.Type == protocol.Conn {
+			if err := serveHanded(env, ch, h, keep, m, fd); err != nil {
+				return err
+			}
+			continue
 		}
 		order, err := ch.order(m)
 		switch {
