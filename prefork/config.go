@@ -41,6 +41,7 @@ type Config struct {
 	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
 	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
 	MaxChildMemory  uint64        // --max-child-memory, bytes of RSS; 0 = never recycle by memory
+	ChildMemoryMax  uint64        // --child-memory-max, memory.max of each child's cgroup; 0 = none
 }
 
 // DefaultConfig returns the documented defaults.
@@ -98,6 +99,7 @@ func (c Config) Validate() error {
 		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
 		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
 		{c.MaxChildMemory == 0 || c.MaxChildMemory >= minChildMemory, "max-child-memory", c.MaxChildMemory, "0 (off) or at least 1M"},
+		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

@@ -11,9 +11,10 @@ import (
 )
 
 // leakyWorker is the Python example worker made to keep 20 MB per request
-// (pages written, so they are resident), as a leaking application does.
+// (pages written, so they are resident), as a leaking application does;
+// with LEAK_SLOT=N in its environment only the child of slot N leaks.
 const leakyWorker = `#!/usr/bin/python3
-import sys
+import os, sys
 sys.path.insert(0, "/usr/local/lib/actd-leak")
 import worker
 kept = []
@@ -21,7 +22,8 @@ serve = worker.serve
 def leaky(conn):
     kept.append(b"\x01" * (20 << 20))
     serve(conn)
-worker.serve = leaky
+if os.environ.get("LEAK_SLOT", worker.SLOT) == worker.SLOT:
+    worker.serve = leaky
 worker.main()
 `
 
