@@ -44,7 +44,9 @@ func TestOOMKilledChildrenReplaced(t *testing.T) {
 
 	load := StartLoad(pool.Addr(), 16, 0, 20*time.Second)
 	samples, ooms := a.watchPool(t, 3, 60*time.Second)
-	waitAnswered(t, load, 50, 30*time.Second) // still serving after the kills
+	// Still serving after the kills. Under memory pressure each request is
+	// slow (the kernel reclaims before every allocation): a count, no rate.
+	waitAnswered(t, load, 10, 60*time.Second)
 	res := load.Stop()
 	t.Logf("client loop: %v; %d OOM kills in the journal; %d status samples", res, ooms, len(samples))
 	t.Logf("journal, by event: %v", a.eventCounts(serviceUnit))
