@@ -77,3 +77,25 @@ func TestSelf(t *testing.T) {
 		t.Errorf("got no OOM counter for %+v, which has a memory controller", g)
 	}
 }
+
+// TestArrangeNeedsDelegation: a group systemd did not delegate (the test's
+// own, a plain directory) is left alone: Arrange refuses it and moves
+// nothing.
+func TestArrangeNeedsDelegation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		g    Groups
+	}{
+		{"no v2 group", Groups{}},
+		{"plain directory", Groups{V2: t.TempDir()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.g.Delegated() {
+				t.Fatalf("got delegated %+v, want not", tc.g)
+			}
+			if tree, err := Arrange(tc.g); err == nil || tree != nil {
+				t.Errorf("got %v, %v, want an error", tree, err)
+			}
+		})
+	}
+}

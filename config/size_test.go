@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestMaxChildMemory: --max-child-memory and its file key read K, M and G
-// as powers of 1024; a bad size is an *Error naming the key (exit 78).
+// TestMaxChildMemory: --max-child-memory and --child-memory-max, and their
+// file keys, read K, M and G as powers of 1024; a bad size is an *Error
+// naming the key (exit 78).
 func TestMaxChildMemory(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -28,6 +29,10 @@ func TestMaxChildMemory(t *testing.T) {
 		{"overflow", "", []string{"--max-child-memory", "99999999999999G"}, 0, `max-child-memory: "99999999999999G": want a size`},
 		{"bad in file", "max-child-memory = 1.5G\n", nil, 0, `pool.conf:1: max-child-memory: "1.5G": want a size`},
 		{"below 1M", "", []string{"--max-child-memory", "1000K"}, 0, "max-child-memory: 1024000: must be 0 (off) or at least 1M"},
+		{"child-memory-max", "", []string{"--child-memory-max", "80M"}, 80 << 20, ""},
+		{"child-memory-max in file", "child-memory-max = 1G\n", nil, 1 << 30, ""},
+		{"child-memory-max not a size", "", []string{"--child-memory-max", "80MB"}, 0, `child-memory-max: "80MB": want a size`},
+		{"child-memory-max below 1M", "", []string{"--child-memory-max", "4096"}, 0, "child-memory-max: 4096: must be 0 (off) or at least 1M"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...)
@@ -42,8 +47,12 @@ func TestMaxChildMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Pool.MaxChildMemory != tc.want {
-				t.Errorf("got %d bytes, want %d", c.Pool.MaxChildMemory, tc.want)
+			got := c.Pool.MaxChildMemory
+			if strings.HasPrefix(tc.name, "child-memory-max") {
+				got = c.Pool.ChildMemoryMax
+			}
+			if got != tc.want {
+				t.Errorf("got %d bytes, want %d", got, tc.want)
 			}
 		})
 	}

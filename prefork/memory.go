@@ -13,13 +13,15 @@ type memory struct {
 	groups   cgroup.Groups // the master's groups when New ran: the unit's
 	oomKills uint64        // the unit's OOM counter, as far as exits account for it
 	oomKnown bool          // the counter can be read
+	tree     *cgroup.Tree  // per-child groups (cgroup.go), nil without delegation
+	noClone3 bool          // clone3 was refused: children are moved after their start
 }
 
 // newMemory finds the master's control groups and reads their OOM counter
 // once, so that only kills from now on count. A host without a memory
 // controller for the unit is said once; OOM kills then read as "killed by
 // signal".
-func newMemory(log *slog.Logger) memory {
+func newMemory(cfg Config, log *slog.Logger) memory {
 	g, err := cgroup.Self()
 	if err != nil {
 		log.Warn("cannot read the control groups: OOM kills are reported as kills by signal", "err", err)
@@ -30,6 +32,7 @@ func newMemory(log *slog.Logger) memory {
 	if !m.oomKnown {
 		log.Warn("no memory controller for the unit: OOM kills are reported as kills by signal", "cgroup", g.V2)
 	}
+	m.tree = arrange(g, cfg, log)
 	return m
 }
 

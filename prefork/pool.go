@@ -99,7 +99,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		}
 	}
 	p.env = childEnv(cfg, p.listeners)
-	p.mem = newMemory(log)
+	p.mem = newMemory(cfg, log)
 	return p, nil
 }
 

@@ -11,9 +11,10 @@ import (
 )
 
 // leakyWorker is the Python example worker made to keep 20 MB per request
-// (pages written, so they are resident), as a leaking application does.
+// (pages written, so they are resident), as a leaking application does;
+// with LEAK_SLOT=N in its environment only the child of slot N leaks.
 const leakyWorker = `#!/usr/bin/python3
-import sys
+import os, sys
 sys.path.insert(0, "/usr/local/lib/actd-leak")
 import worker
 kept = []
@@ -21,7 +22,8 @@ serve = worker.serve
 def leaky(conn):
     kept.append(b"\x01" * (20 << 20))
     serve(conn)
-worker.serve = leaky
+if os.environ.get("LEAK_SLOT", worker.SLOT) == worker.SLOT:
+    worker.serve = leaky
 worker.main()
 `
 
@@ -42,7 +44,9 @@ func TestOOMKilledChildrenReplaced(t *testing.T) {
 
 	load := StartLoad(pool.Addr(), 16, 0, 20*time.Second)
 	samples, ooms := a.watchPool(t, 3, 60*time.Second)
-	waitAnswered(t, load, 50, 30*time.Second) // still serving after the kills
+	// Still serving after the kills. Under memory pressure each request is
+	// slow (the kernel reclaims before every allocation): a count, no rate.
+	waitAnswered(t, load, 10, 60*time.Second)
 	res := load.Stop()
 	t.Logf("client loop: %v; %d OOM kills in the journal; %d status samples", res, ooms, len(samples))
 	t.Logf("journal, by event: %v", a.eventCounts(serviceUnit))
