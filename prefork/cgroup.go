@@ -79,8 +79,8 @@ func (p *Pool) forkInto(num int, attr *syscall.ProcAttr) (int, error) {
 // children share the unit's group (or the leaf cannot be made: logged, and
 // the child starts in the master's group instead).
 func (p *Pool) childGroup(num int) int {
-	if p.mem.tree == nil {
-		return -1
+	if p.mem.tree == nil || num < 0 {
+		return -1 // num -1: a zygote stays in the master's leaf (zygote.go)
 	}
 	fd, err := p.mem.tree.Leaf(num, p.cfg.ChildMemoryMax)
 	if err != nil {

@@ -85,6 +85,11 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	switch ev {
 	case evHello:
 		s.caps, s.helloAt = protocol.Caps(m.Listener), p.now
+		if s.unborn() {
+			if err := p.adopt(s, int(m.Value)); err != nil { // zygote.go
+				return err
+			}
+		}
 	case evPong:
 		p.onPong(s, m.Value)
 	case evRequest:
@@ -205,5 +210,8 @@ func (p *Pool) closeChannel(s *slot) {
 	p.move(s, evClose)
 	if s.fate == living {
 		s.deadline = p.now.Add(p.cfg.PingTimeout) // it should exit now
+	}
+	if s.unborn() {
+		p.release(s) // forked, gone before its hello: nothing to reap (zygote.go)
 	}
 }

@@ -46,6 +46,7 @@ type Config struct {
 	HoldTimeout     time.Duration // --hold-timeout, 10s: a held connection not ready by then is closed
 	MaxHeld         int           // --max-held, 4096: beyond it the master stops accepting
 	ChildMemoryMax  uint64        // --child-memory-max, memory.max of each child's cgroup; 0 = none
+	Preload         bool          // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 }
 
 // MaxMaxHeld is the largest MaxHeld a Config may ask for.
@@ -114,6 +115,7 @@ func (c Config) Validate() error {
 			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
 		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
 		{c.MaxHeld >= 1 && c.MaxHeld <= MaxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("between 1 and %d", MaxMaxHeld)},
+		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}
 	for _, ch := range checks {

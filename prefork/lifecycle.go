@@ -59,6 +59,7 @@ func (p *Pool) startGeneration() {
 	p.gen++
 	p.ramp = 1
 	p.backoff = backoff{}
+	p.renewZygote() // zygote.go, under Preload
 	p.ready = &readiness{gen: p.gen, want: p.cfg.StartChildren,
 		deadline: p.now.Add(p.cfg.StartTimeout), ch: make(chan struct{})}
 	for range p.cfg.StartChildren {
@@ -137,6 +138,7 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 func (p *Pool) beginStop() {
 	p.stop = &stopping{deadline: p.now.Add(p.cfg.GracefulTimeout)}
 	p.mode.stop()
+	p.stopZygotes(false, "stop")
 	for _, s := range p.slots {
 		if s.live() {
 			p.retire(s, "stop")
@@ -156,6 +158,7 @@ func (p *Pool) checkStop() {
 }
 
 func (p *Pool) killAll(why string) {
+	p.stopZygotes(true, why)
 	for _, s := range p.slots {
 		if s.live() && s.fate != killed {
 			p.kill(s, "stop", why)

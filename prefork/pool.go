@@ -50,6 +50,7 @@ type Pool struct {
 	ready           *readiness // the current generation's start children
 	stop            *stopping  // nil until Run's context is done
 	mem             memory     // control groups and OOM counter (memory.go)
+	pre             preload    // zygotes, under Config.Preload (zygote.go)
 
 	callMu  sync.Mutex
 	calls   []func()
@@ -143,7 +144,7 @@ func (p *Pool) Run(ctx context.Context) error {
 			p.killAll("master loop failed")
 			return err
 		}
-		if p.stop != nil && p.liveCount() == 0 {
+		if p.stop != nil && p.liveCount() == 0 && len(p.pre.all) == 0 {
 			return nil
 		}
 	}
@@ -254,6 +255,10 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.poll.expired()
 	case kindHeld:
 		p.handoff.event(index)
+	case kindZygote:
+		p.zygoteMessage(index)
+	case kindZygoteExit:
+		p.reapZygote(index)
 	}
 }
 

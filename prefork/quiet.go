@@ -15,6 +15,9 @@ func (p *Pool) quiet() bool {
 		p.ready == nil || !isClosed(p.ready.ch) {
 		return false
 	}
+	if !p.pre.settled(p.cfg.Preload) {
+		return false // a zygote starts, ends, or is to be started
+	}
 	if p.handoff != nil && p.handoff.hold.count > 0 {
 		return false // held connections time out
 	}

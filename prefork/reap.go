@@ -17,20 +17,24 @@ func (p *Pool) start() bool {
 		p.log.Warn("no free slot", "max", MaxSlots)
 		return false
 	}
-	c, err := p.spawn(num)
+	c, err := p.launch(num) // zygote.go: spawn, or a fork under preload
 	if err != nil {
 		p.backoff.fail(p.now, err.Error())
 		p.log.Error("spawn failed", "event", "spawn", "slot", num, "err", err, "retry_in", p.backoff.delay())
 		return false
 	}
 	p.backoff.spawned(p.now)
-	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
+	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen, forked: c.forked,
 		started: p.now, heard: p.now, limit: p.jitteredLimit()}
 	p.slots[num] = s
 	p.move(s, evSpawn)
 	p.watch(s)
 	p.stats.Spawned++
-	p.log.Info("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
+	if c.forked {
+		p.log.Info("fork ordered", "event", "spawn", "slot", num, "generation", p.gen) // zygote.go
+	} else {
+		p.log.Info("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
+	}
 	p.changedState()
 	return true
 }
@@ -50,7 +54,9 @@ func (p *Pool) freeSlot() int {
 }
 
 func (p *Pool) watch(s *slot) {
-	if err := p.poll.add(s.pidfd, eventIn, kindPidfd, s.num); err != nil {
+	if s.pidfd < 0 {
+		// forked: watched from its hello on (adopt)
+	} else if err := p.poll.add(s.pidfd, eventIn, kindPidfd, s.num); err != nil {
 		p.log.Error("watch child", "slot", s.num, "err", err)
 	}
 	if s.ch >= 0 {
@@ -199,6 +205,9 @@ func (p *Pool) kill(s *slot, event, why string) {
 
 // signal sends sig through the pidfd, so a recycled PID is never hit.
 func (p *Pool) signal(s *slot, sig unix.Signal) {
+	if s.pidfd < 0 {
+		return // forked, no hello yet: closing its channel ends it
+	}
 	if err := unix.PidfdSendSignal(s.pidfd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 		p.log.Error("signal child", "slot", s.num, "pid", s.pid, "signal", sig, "err", err)
 	}

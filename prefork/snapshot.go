@@ -90,7 +90,8 @@ type Snapshot struct {
 	Stats      Stats          `json:"stats"`
 	Listeners  []ListenerInfo `json:"listeners"`
 	Slots      []SlotInfo     `json:"slots"`
-	Held       *HeldInfo      `json:"held,omitempty"` // under an accept filter in dispatch mode
+	Held       *HeldInfo      `json:"held,omitempty"`   // under an accept filter in dispatch mode
+	Zygote     *ZygoteInfo    `json:"zygote,omitempty"` // under --preload (zygote.go)
 
 	pingFailing bool
 }
@@ -139,6 +140,7 @@ func (p *Pool) snapshot() Snapshot {
 	if p.handoff != nil {
 		s.Held = p.handoff.info(now)
 	}
+	s.Zygote = p.zygoteInfo()
 	return s
 }
 

@@ -55,12 +55,19 @@ func stripped(kv string) bool {
 // child is a started process, as spawn returns it.
 type child struct {
 	pid, pidfd, ch int
+	forked         bool // by a zygote: pid and pidfd come with its hello (zygote.go)
 }
 
 // spawn starts the worker program for slot num with the fd layout of protocol/fds.go.
 // The child's stdout and stderr are the master's. It returns the child's
 // pid, a pidfd, and the master's end of the back-channel (-1 in shared mode).
 func (p *Pool) spawn(num int) (child, error) {
+	return p.spawnAs(num, protocol.EnvSlot+"="+strconv.Itoa(num))
+}
+
+// spawnAs is spawn with env added to the child's environment: its slot, or
+// for a zygote (num -1) its role.
+func (p *Pool) spawnAs(num int, env string) (child, error) {
 	c := child{ch: -1, pidfd: -1}
 	files := make([]uintptr, 0, protocol.FirstListenerFD+len(p.listeners)+1)
 	files = append(files, uintptr(p.devnull), uintptr(p.stdout), uintptr(p.stderr))
@@ -77,7 +84,7 @@ func (p *Pool) spawn(num int) (child, error) {
 		files = append(files, uintptr(child))
 	}
 	attr := &syscall.ProcAttr{
-		Env:   append(p.env[:len(p.env):len(p.env)], protocol.EnvSlot+"="+strconv.Itoa(num)),
+		Env:   append(p.env[:len(p.env):len(p.env)], env),
 		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Setpgid: true, // a terminal's ^C reaches the master only; it drains

@@ -26,6 +26,7 @@ func (p *Pool) tick() {
 	}
 	p.ready.check(p)
 	p.mode.tick()
+	p.tickZygotes()
 	p.checkStuck()
 	if p.stop != nil {
 		p.checkStop()

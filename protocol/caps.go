@@ -12,7 +12,9 @@ import (
 //	1  the first: H I B O S from children, A P D from the master
 //	2  Hello carries Caps; Request (text) from children
 //	3  Conn from the master and Keep from children, each with an fd, to and
-//	   from workers that announce CapHandoff (accept filters)
+//	   from workers that announce CapHandoff (accept filters); Fork, with
+//	   the new child's back-channel, to a zygote that announces CapFork
+//	   (preload)
 const Version = 3
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
@@ -27,8 +29,8 @@ const (
 	// descriptor over the back-channel (Conn, SCM_RIGHTS), for accept
 	// filters, and may give idle keep-alive ones back (Keep).
 	CapHandoff Caps = 1 << iota
-	// CapFork: the worker can fork children on the master's order
-	// (preload).
+	// CapFork: the worker, started as a zygote (EnvRole), loads the
+	// application once and forks a child on each Fork order (preload).
 	CapFork
 )
 

@@ -18,7 +18,13 @@ const (
 	EnvListenFDs     = "LISTEN_FDS"       // number of listeners
 	EnvListenFDNames = "LISTEN_FDNAMES"   // listener names, colon-separated
 	EnvListenPID     = "LISTEN_PID"       // set by the child itself before it execs a worker
+	EnvRole          = "ACTD_ROLE"        // RoleZygote for the zygote under --preload; absent for a child that serves
 )
+
+// RoleZygote is EnvRole's value for the process that loads the application
+// once and forks children on Fork orders (preload). It says hello with
+// CapFork and takes no other order than Fork, Ping and Drain.
+const RoleZygote = "zygote"
 
 // MasterEnv lists the variables a child must not inherit from the master's
 // own environment: systemd's, which are the master's, and the ones above,
@@ -26,5 +32,5 @@ const (
 var MasterEnv = []string{
 	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
-	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot,
+	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole,
 }

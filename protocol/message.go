@@ -40,6 +40,7 @@ const (
 	Ping    Type = 'P' // master → child: answer with Pong and the same Value
 	Drain   Type = 'D' // master → child: finish the current connection, then exit
 	Conn    Type = 'C' // master → child, revision 3: serve the connection attached, from Listener
+	Fork    Type = 'F' // master → zygote, revision 3: fork a child for slot Listener, its back-channel attached
 )
 
 // types lists every type with what it is; the order is the order of the
@@ -63,6 +64,7 @@ var types = []struct {
 	{Ping, "ping", false, false, false, 1},
 	{Drain, "drain", false, false, false, 1},
 	{Conn, "connection", false, false, true, 3},
+	{Fork, "fork", false, false, true, 3},
 }
 
 // byType indexes types by type byte, for a lookup per message that costs
@@ -142,7 +144,7 @@ const KeepAcceptingBatch = 32
 // Message is one decoded back-channel message.
 type Message struct {
 	Type     Type
-	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello
+	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello; the slot for Fork
 	Value    uint32 // PID for Hello, sequence number for Ping and Pong, a count for Served
 	Text     string // Request only: at most MaxText bytes of UTF-8
 }

@@ -19,6 +19,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		{Type: Drain},
 		{Type: Conn, Listener: 2},
 		{Type: Keep, Listener: 1},
+		{Type: Fork, Listener: 4095},
 	} {
 		t.Run(m.Type.String(), func(t *testing.T) {
 			var buf [MaxPacket]byte
@@ -78,10 +79,10 @@ func TestTypeDirections(t *testing.T) {
 	}
 }
 
-// TestHasFD: only Conn and Keep carry a file descriptor.
+// TestHasFD: only Conn, Keep and Fork carry a file descriptor.
 func TestHasFD(t *testing.T) {
 	for _, e := range types {
-		want := e.t == Conn || e.t == Keep
+		want := e.t == Conn || e.t == Keep || e.t == Fork
 		if got := e.t.HasFD(); got != want {
 			t.Errorf("%v.HasFD() = %v, want %v", e.t, got, want)
 		}

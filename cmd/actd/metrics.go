@@ -139,6 +139,15 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	if s.Held != nil {
 		writeHeldMetrics(mw, s)
 	}
+	if z := s.Zygote; z != nil {
+		ready := 0
+		if z.State == "ready" {
+			ready = 1
+		}
+		mw.gauge("zygote_ready", "1 while the current generation's zygote (--preload) takes fork orders, else 0.", ready)
+		mw.counter("forks", "Children forked by zygotes (--preload).", z.Forked)
+		mw.counter("zygote_restarts", "Zygotes that died unasked and were replaced.", z.Restarts)
+	}
 }
 
 // writeHeldMetrics writes what the master holds under an accept filter.

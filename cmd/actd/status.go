@@ -140,6 +140,10 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 			h.Filter, h.Held, h.Max, h.Held-h.Ready-h.Parked, h.Ready, h.Parked, h.Oldest.Round(time.Millisecond),
 			s.Stats.Handoffs, s.Stats.HoldTimeouts, s.Stats.HeldClosed, s.Stats.Parked)
 	}
+	if z := s.Zygote; z != nil {
+		fmt.Fprintf(w, "zygote (preload): pid %d, generation %d, %s for %v; %d forks, %d in all, %d restarts\n",
+			z.PID, z.Generation, z.State, s.Taken.Sub(z.Since).Round(time.Millisecond), z.Forks, z.Forked, z.Restarts)
+	}
 	st := s.Stats
 	fmt.Fprintf(w, "totals: %d served, %d spawned, %d respawned, %d hung, %d recycled, %d overloads, %d garbage, %d reloads\n",
 		st.Served, st.Spawned, st.Respawned, st.Hung, st.Recycled, st.Overloads, st.Garbage, st.Reloads)

@@ -20,7 +20,7 @@ import struct
 import sys
 import traceback
 
-from . import http
+from . import http, zygote
 from .response import FileWrapper, Response
 
 ERROR_BODY = {
@@ -269,9 +269,16 @@ def main(argv=None):
     sys.path.insert(0, os.getcwd())
     options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name)
     server = Server(load(args.app), options)
-    worker = Worker(server.serve)
-    server.hooks = worker
-    worker.run()
+
+    def run_child():
+        worker = Worker(server.serve)
+        server.hooks = worker
+        worker.run()
+
+    if zygote.is_zygote():  # --preload: the application is loaded, fork children from here
+        zygote.serve(run_child)
+        return
+    run_child()
 
 
 if __name__ == "__main__":

@@ -56,6 +56,10 @@ sub new {
 # away. Dies when not run by actd.
 sub run {
     my ($self, $app) = @_;
+    if (($ENV{ACTD_ROLE} // '') eq 'zygote') {    # --preload: the app is loaded, fork children from here
+        require Actd::Zygote;
+        return Actd::Zygote->serve(sub { $self->run($app) });
+    }
     my $worker = Actd::Worker->new;
     $self->{worker} = $worker;
     $self->{app}    = $app;

@@ -1,0 +1,115 @@
+package Actd::Zygote;
+
+# The zygote of actd --preload (docs/protocol.md, "Preload: the zygote"), in
+# core Perl. actd starts the handler with ACTD_ROLE=zygote once per
+# generation; plackup has loaded the application by then. serve says hello
+# with the fork capability and forks one child per F order: the child takes
+# the back-channel attached to the order (SCM_RIGHTS, read with recvmsg(2)
+# through syscall, as core Perl has no recvmsg) at ACTD_CHANNEL_FD, its
+# slot in ACTD_SLOT, and runs the ordinary worker, sharing the
+# application's pages with the zygote copy-on-write. The zygote forks twice:
+# the middle process exits at once, so the child is reparented to the
+# master (a child subreaper), which waits for it.
+
+use strict;
+use warnings;
+use Config;
+use Errno qw(EINTR);
+use POSIX ();
+
+require 'syscall.ph';
+
+use constant {
+    HEADER      => 'a1 C n N',    # type, wire format, listener (u16), value (u32)
+    HEADER_SIZE => 8,
+    WIRE        => 1,
+    CAP_FORK    => 1 << 1,        # protocol.CapFork
+    SOL_SOCKET  => 1,
+    SCM_RIGHTS  => 1,
+    FIRST_FD    => 3,
+};
+
+# serve: the zygote's loop; $run_child->() runs in each forked child and
+# returns when its worker is done. Returns at a drain order or the
+# master's end of file. Dies where the platform is not 64-bit Linux, whose
+# struct msghdr it packs.
+sub serve {
+    my ($class, $run_child) = @_;
+    $Config{ptrsize} == 8 or die "Actd::Zygote: --preload needs a 64-bit perl (struct msghdr)\n";
+    my $fd = $ENV{ACTD_CHANNEL_FD} // '';
+    $fd =~ /\A[0-9]+\z/ or die "Actd::Zygote: ACTD_CHANNEL_FD=\"$fd\": want a number\n";
+    open(my $channel, '+<&=', $fd) or die "Actd::Zygote: fd $fd: $!\n";
+    local $SIG{INT} = 'IGNORE';    # ^C is the master's: it drains us
+    send($channel, pack(HEADER, 'H', WIRE, CAP_FORK, $$), 0);
+    while (1) {
+        my ($packet, $passed) = receive($fd);
+        return if $packet eq '';
+        my ($type, $wire, $slot, $value) = unpack HEADER, $packet;
+        if ($type eq 'F' && defined $passed) {
+            fork_child($fd, $passed, $slot, $run_child);
+            next;
+        }
+        POSIX::close($passed) if defined $passed;
+        if ($type eq 'P') {
+            send($channel, pack(HEADER, 'O', WIRE, 0, $value), 0);
+        } elsif ($type eq 'D') {
+            return;
+        } else {
+            die "Actd::Zygote: garbage on the back-channel: " . unpack('H*', $packet) . "\n";
+        }
+    }
+}
+
+# receive: one packet from the channel fd and the fd it carried (undef if
+# none): recvmsg(2) with a struct msghdr packed by hand (LP64 layout).
+sub receive {
+    my ($fd) = @_;
+    my $buf  = "\0" x 256;
+    my $ctrl = "\0" x 64;
+    my $iov  = pack('J J', address($buf), length $buf);
+    my $msg  = pack('J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), length $ctrl, 0);
+    my $n;
+    do {
+        $n = syscall(SYS_recvmsg(), $fd, $msg, 0);
+    } while ($n < 0 && $! == EINTR);
+    die "Actd::Zygote: recvmsg: $!\n" if $n < 0;
+    my $controllen = unpack('J', substr($msg, 40, 8));
+    my $passed;
+    if ($controllen >= 20) {
+        my ($len, $level, $type, $got) = unpack('J l l l', $ctrl);
+        $passed = $got if $level == SOL_SOCKET && $type == SCM_RIGHTS;
+    }
+    return (substr($buf, 0, $n), $passed);
+}
+
+# address: the address of a string's buffer, for a struct the kernel reads.
+sub address { unpack('J', pack('p', $_[0])) }
+
+# fork_child: the child of $slot, through a middle process that exits at once.
+sub fork_child {
+    my ($zygote_fd, $passed, $slot, $run_child) = @_;
+    my $pid = fork // die "Actd::Zygote: fork: $!\n";
+    if ($pid) {
+        POSIX::close($passed);
+        waitpid($pid, 0);
+        return;
+    }
+    my $code = 1;
+    eval {
+        if (fork // die "Actd::Zygote: fork: $!\n") {
+            $code = 0;    # the middle process: the child is reparented to the master
+        } else {
+            POSIX::dup2($passed, $zygote_fd) // die "Actd::Zygote: dup2: $!\n";
+            POSIX::close($passed);
+            $ENV{ACTD_SLOT} = $slot;
+            delete $ENV{ACTD_ROLE};
+            $SIG{$_} = 'DEFAULT' for qw(CHLD TERM INT);
+            $run_child->();
+            $code = 0;
+        }
+        1;
+    } or print STDERR $@;
+    POSIX::_exit($code);
+}
+
+1;
