@@ -1,0 +1,161 @@
+package perl_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// preloadDoc is the zygote part of `actd status --json`.
+type preloadDoc struct {
+	Pool struct {
+		Generation int `json:"generation"`
+		Zygote     *struct {
+			PID        int    `json:"pid"`
+			Generation int    `json:"generation"`
+			State      string `json:"state"`
+		} `json:"zygote"`
+		Slots []struct {
+			State      string `json:"state"`
+			PID        int    `json:"pid"`
+			Generation int    `json:"generation"`
+		} `json:"slots"`
+	} `json:"pool"`
+}
+
+// TestPreload: under --preload the handler's zygote loads the application
+// (30 MB made at load) and the children are forked from it: they answer
+// with the zygote's PID as the loader, are the master's own children, and
+// their PSS is well below their RSS. A zygote killed from outside is
+// replaced while its children serve on; a reload brings a new zygote whose
+// children serve the new generation.
+func TestPreload(t *testing.T) {
+	p := startPool(t, "dispatch", "preload.psgi", "--preload", "--start-children", "3", "--min-spare", "3", "--start-timeout", "60s")
+	doc := p.waitPreload(t, func(d preloadDoc) bool { return d.Pool.Zygote != nil && idleOf(d, 1) == 3 })
+	first := doc.Pool.Zygote.PID
+	for _, sl := range doc.Pool.Slots {
+		if ppid := parentOf(t, sl.PID); ppid != p.cmd.Process.Pid {
+			t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.cmd.Process.Pid)
+		}
+		rss, pss := memoryOf(t, sl.PID)
+		if pss >= rss*6/10 {
+			t.Errorf("child %d: PSS %d kB of RSS %d kB, want well below: pages shared with the zygote", sl.PID, pss, rss)
+		}
+	}
+	if loaded := loadedBy(t, p); loaded != first {
+		t.Errorf("application loaded by %d, want the zygote %d", loaded, first)
+	}
+
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if loaded := loadedBy(t, p); loaded != first {
+		t.Errorf("after the zygote's death: served by a child loaded by %d, want %d", loaded, first)
+	}
+	second := p.waitPreload(t, func(d preloadDoc) bool {
+		return d.Pool.Zygote != nil && d.Pool.Zygote.State == "ready" && d.Pool.Zygote.PID != first
+	}).Pool.Zygote.PID
+
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	third := p.waitPreload(t, func(d preloadDoc) bool {
+		return d.Pool.Zygote != nil && d.Pool.Zygote.Generation == 2 && d.Pool.Zygote.State == "ready" &&
+			idleOf(d, 2) == 3 && len(d.Pool.Slots) == 3
+	}).Pool.Zygote.PID
+	if third == second {
+		t.Errorf("generation 2's zygote %d, want a new one", third)
+	}
+	if loaded := loadedBy(t, p); loaded != third {
+		t.Errorf("after the reload: served by a child loaded by %d, want the new zygote %d", loaded, third)
+	}
+	if err := p.stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+}
+
+// waitPreload polls the status until cond holds.
+func (p *pool) waitPreload(t *testing.T, cond func(preloadDoc) bool) preloadDoc {
+	t.Helper()
+	var doc preloadDoc
+	_, err := p.waitStatus(func(statusDoc) bool {
+		doc = preloadDoc{}
+		out, err := exec.Command(actd, "status", "--json", "--control-socket", p.control).Output()
+		return err == nil && json.Unmarshal(out, &doc) == nil && cond(doc)
+	})
+	if err != nil {
+		t.Fatalf("%v; zygote status %+v", err, doc.Pool)
+	}
+	return doc
+}
+
+// idleOf counts gen's idle children.
+func idleOf(d preloadDoc, gen int) int {
+	n := 0
+	for _, sl := range d.Pool.Slots {
+		if sl.State == "I" && sl.Generation == gen {
+			n++
+		}
+	}
+	return n
+}
+
+// loadedBy asks the application which process loaded it.
+func loadedBy(t *testing.T, p *pool) int {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loaded int
+	if _, err := fmt.Sscanf(string(body), "loaded %d", &loaded); err != nil {
+		t.Fatalf("body %q: %v", body, err)
+	}
+	return loaded
+}
+
+// parentOf returns pid's parent from /proc/PID/stat.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// memoryOf returns pid's RSS and PSS in kB, from /proc/PID/smaps_rollup.
+func memoryOf(t *testing.T, pid int) (rss, pss int) {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		t.Skipf("no smaps_rollup (kernel 4.14 or later): %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var name string
+		var kb int
+		if _, err := fmt.Sscanf(sc.Text(), "%s %d kB", &name, &kb); err == nil && name == "Rss:" {
+			rss = kb
+		} else if err == nil && name == "Pss:" {
+			pss = kb
+		}
+	}
+	return rss, pss
+}
