@@ -6,6 +6,7 @@
 //	go run ./bench            # full run, about 12 minutes, rewrites the docs
 //	go run ./bench -quick     # a short smoke run that prints and writes nothing
 //	go run ./bench -actd-before DIR  # also runs DIR's actd as actd-*@before; prints only
+//	go run ./bench -preload   # only the preload comparison (preload.go); prints only
 //
 // Servers: actd in dispatch and exclusive mode (built-in HTTP handler), a
 // plain N-children blocking-accept Go baseline (bench/baseline), Apache httpd

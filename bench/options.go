@@ -25,6 +25,7 @@ type options struct {
 	plot       string // PNG file for the ramp; "" skips the plot
 	keepDir    bool   // keep the work directory (configs, logs) for debugging
 	actdBefore string // absolute path of a checkout whose actd runs as the @before servers; "" for none
+	preload    bool   // run only the preload comparison (preload.go) and print its table
 }
 
 // allServers lists every server the suite knows, in table order.
@@ -51,6 +52,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.install, "install", true, "apt-get install missing peers (wrk, apache2, python3-gunicorn, systemd, gcc)")
 	fs.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown file whose results section is rewritten (empty: print only)")
 	fs.StringVar(&o.plot, "plot", "docs/scaling.png", "PNG file for the scaling ramp (empty: no plot)")
+	fs.BoolVar(&o.preload, "preload", false, "run only the preload comparison (a 50 MB Python app in a pool of 32: actd, gunicorn, uWSGI with and without preload) and print its table")
 	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
 	fs.StringVar(&o.actdBefore, "actd-before", "", "a checkout of another commit: its actd runs as actd-dispatch@before and actd-exclusive@before in the same rounds (writes no docs unless -out or -plot is given)")
 	if err := fs.Parse(args); err != nil {

@@ -56,6 +56,9 @@ func measureAll(ctx context.Context, o options, root, dir string) error {
 	if t.actdErr != nil {
 		fmt.Fprintln(os.Stderr, "actd did not build; its rows are marked failed:", t.actdErr)
 	}
+	if o.preload {
+		return runPreload(ctx, t, root, dir) // preload.go
+	}
 	if t.actdBeforeErr != nil {
 		fmt.Fprintln(os.Stderr, "actd of -actd-before did not build; its rows are marked failed:", t.actdBeforeErr)
 	}

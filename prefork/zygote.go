@@ -65,6 +65,7 @@ type zygote struct {
 	started  time.Time
 	deadline time.Time // ending: SIGKILL if still alive then
 	forks    uint64
+	killed   bool // SIGKILL sent
 }
 
 // pendingFork is a slot waiting for its zygote's hello: the child's end of
@@ -268,6 +269,7 @@ func (p *Pool) zygoteMessage(id int) {
 		p.changedState()
 		return
 	}
+	p.pre.backoff.fail(p.now, err.Error())
 	p.killZygote(z, err.Error())
 }
 
@@ -300,6 +302,10 @@ func (p *Pool) retireZygote(z *zygote) {
 
 // killZygote ends zygote z with SIGKILL.
 func (p *Pool) killZygote(z *zygote, why string) {
+	if z.killed {
+		return
+	}
+	z.killed = true
 	p.log.Warn("killing zygote", "event", "hung", "pid", z.pid, "reason", why)
 	if err := unix.PidfdSendSignal(z.pidfd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 		p.log.Error("signal zygote", "pid", z.pid, "err", err)

@@ -13,6 +13,8 @@ Modules, one concept each:
     actd.http      HTTP/1.x request heads and bodies, read from a socket
     actd.response  start_response and the response on the wire
     actd.wsgi      the WSGI server: environ, the application call, main()
+    actd.zygote    actd --preload: the process that imported the application
+                   forks the children on the master's order
 """
 
 __version__ = "0.1.0"

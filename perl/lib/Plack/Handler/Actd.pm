@@ -549,4 +549,12 @@ Close every connection after its response.
 
 --host, --port, --listen and --socket are ignored: the sockets are actd's.
 
+=head1 PRELOAD
+
+Under C<actd --preload> (Starman's C<--preload-app>), actd runs this handler
+once more per generation with C<ACTD_ROLE=zygote>: plackup loads the
+application there, and L<Actd::Zygote> forks every child from it on actd's
+order, so the children share the application's pages. Nothing to set on the
+plackup side.
+
 =cut
