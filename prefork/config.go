@@ -47,6 +47,9 @@ type Config struct {
 	MaxHeld         int           // --max-held, 4096: beyond it the master stops accepting
 	ChildMemoryMax  uint64        // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool          // --preload, false: fork children from a zygote that loaded the application (zygote.go)
+	// With Preload the process becomes a child subreaper and reaps exited
+	// children no slot owns (orphans.go): a program that embeds the pool
+	// must not wait for children of its own (os/exec) while it runs.
 }
 
 // MaxMaxHeld is the largest MaxHeld a Config may ask for.

@@ -349,6 +349,7 @@ func (p *Pool) reapZygote(id int) {
 	p.poll.remove(z.pidfd)
 	unix.Close(z.pidfd)
 	delete(p.pre.all, id)
+	p.keepTicking() // a quiet pool's next tick may be far: the new zygote starts from it
 	exit := exitText(ws, err)
 	if asked || p.stop != nil {
 		p.log.Debug("zygote exited", "event", "exit", "pid", z.pid, "exit", exit)
