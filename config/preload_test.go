@@ -1,0 +1,44 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPreload: --preload and the file key preload turn preload on; shared
+// mode, whose children have no back-channel for fork orders, refuses it
+// with an *Error naming the key (exit 78).
+func TestPreload(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		args       []string
+		want       bool
+		wantErr    string
+	}{
+		{"default off", "", nil, false, ""},
+		{"flag", "", []string{"--preload"}, true, ""},
+		{"flag false", "", []string{"--preload=false"}, false, ""},
+		{"file key", "preload = true\n", nil, true, ""},
+		{"shared mode", "", []string{"--preload", "--accept", "shared"}, false, "preload: true: must be false with --accept=shared"},
+		{"not a bool", "preload = maybe\n", nil, false, "preload"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...)
+			c, err := Parse(args)
+			if tc.wantErr != "" {
+				var e *Error
+				if !errors.As(err, &e) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got error %v, want an *Error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Pool.Preload != tc.want {
+				t.Errorf("got preload %v, want %v", c.Pool.Preload, tc.want)
+			}
+		})
+	}
+}
