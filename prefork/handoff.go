@@ -134,7 +134,8 @@ func (x *handoffMode) handOff() {
 		s := p.slots[p.idle.lowest()]
 		c := &x.hold.conns[i]
 		m := protocol.Message{Type: protocol.Conn, Listener: uint16(c.listener)}
-		if err := protocol.SendFD(s.ch, m, c.fd); err != nil {
+		var buf [protocol.MessageSize]byte
+		if err := rawSendFD(s.ch, m.Encode(buf[:]), c.fd); err != nil {
 			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays ready, for the next child
 			continue
 		}
@@ -153,7 +154,7 @@ func (x *handoffMode) close(i int) {
 	if x.hold.conns[i].polled {
 		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
 	}
-	unix.Close(x.hold.release(i))
+	rawClose(x.hold.release(i))
 	if x.full && x.hold.count < x.p.cfg.MaxHeld {
 		x.full = false
 		x.watch()
