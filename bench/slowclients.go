@@ -45,7 +45,7 @@ type slowResult struct {
 	unloaded  []float64 // good requests' latencies alone, ms
 	loaded    []float64 // good requests' latencies beside the slow ones, ms
 	failed    int       // good requests not answered within goodTimeout
-	pool      string    // what the server's process tree or actd status showed at the end
+	pool      string    // what the server's process tree or actd status showed halfway through
 	heldBytes float64   // actd-filter-http: master RSS growth per connection held, bytes
 	err       error
 }
@@ -95,8 +95,13 @@ func measureSlow(ctx context.Context, t *tools, name string) slowResult {
 	if name == "actd-filter-http" && len(conns) > 0 {
 		r.heldBytes = float64(processMemory(p.pid()).rss-before.rss) / float64(len(conns))
 	}
+	pool := make(chan string, 1)
+	mid := time.AfterFunc(slowWindow/2, func() { pool <- poolState(t, p, s) })
 	r.loaded, r.failed = goodClients(ctx, p, slowWindow)
-	r.pool = poolState(t, p, s)
+	r.pool = "not seen"
+	if !mid.Stop() { // it ran, or runs
+		r.pool = <-pool
+	}
 	close(stop)
 	wg.Wait()
 	return r

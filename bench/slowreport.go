@@ -12,7 +12,7 @@ func (r report) writeSlow(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "### Slow and silent clients\n\n%d connections that send a request head one byte a second and %d silent ones, held open while %d good clients (one request per connection, %v each at most) run for %v; every server has 8 processes. Unloaded: the good clients alone for %v just before.\n\n",
 		slowConns, silentConns, goodConc, goodTimeout, slowWindow, unloadedWindow)
-	b.WriteString("| server | slow+silent connected | good answered | p50 ms | p99 ms | unloaded p50 / p99 ms | pool at the end |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| server | slow+silent connected | good answered | p50 ms | p99 ms | unloaded p50 / p99 ms | pool halfway through |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range r.slow {
 		if s.err != nil {
 			fmt.Fprintf(b, "| %s | failed: %s | | | | | |\n", s.server, mdEscape(firstLineOf(s.err.Error())))

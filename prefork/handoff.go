@@ -96,6 +96,9 @@ func (x *handoffMode) held(i int) {
 	case isReady:
 		x.hold.markReady(i)
 		x.handOff()
+		if x.hold.conns[i].ready { // still held: no child was idle
+			x.p.stats.Overloads++
+		}
 	default:
 		x.poll(i)
 	}
