@@ -36,8 +36,8 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		return cmd, "/", err
 	case "apache-reqtimeout":
 		return apacheReqtimeoutCommand(s)
-	case "uwsgi":
-		cmd, err := uwsgiCommand(s)
+	case "uwsgi-router":
+		cmd, err := uwsgiRouterCommand(s)
 		return cmd, "/", err
 	case "baseline":
 		return baselineCommand(t, s), "/", nil

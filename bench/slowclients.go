@@ -36,7 +36,7 @@ const (
 )
 
 // slowServers are the servers of the experiment, in table order.
-var slowServers = []string{"actd-filter-http", "actd-dispatch", "apache-reqtimeout", "gunicorn", "uwsgi"}
+var slowServers = []string{"actd-filter-http", "actd-dispatch", "apache-reqtimeout", "gunicorn", "uwsgi-router"}
 
 // slowResult is one server's row.
 type slowResult struct {
@@ -259,10 +259,10 @@ func apacheReqtimeoutCommand(s setup) (*exec.Cmd, string, error) {
 	return cmd, path, err
 }
 
-// uwsgiCommand runs Debian's uWSGI with the pool's fixed number of
+// uwsgiRouterCommand runs Debian's uWSGI with the pool's fixed number of
 // processes behind its --http router (the router holds client connections
 // and speaks the uwsgi protocol to the workers), serving gunicorn's app.
-func uwsgiCommand(s setup) (*exec.Cmd, error) {
+func uwsgiRouterCommand(s setup) (*exec.Cmd, error) {
 	if err := os.WriteFile(filepath.Join(s.dir, "benchapp.py"), []byte(gunicornApp), 0o644); err != nil {
 		return nil, fmt.Errorf("write uwsgi app: %w", err)
 	}

@@ -64,6 +64,7 @@ func (x *handoffMode) readable(l *listener) {
 	if p.stop != nil {
 		return
 	}
+	p.harvestOnce() // an I read in this turn makes its child the lowest idle again
 	for range acceptBatch {
 		if x.hold.count >= p.cfg.MaxHeld {
 			x.full = true
