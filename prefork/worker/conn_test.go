@@ -112,7 +112,7 @@ func acceptedPair(t *testing.T, network string) (*conn, net.Conn) {
 	if err != nil || fd < 0 {
 		t.Fatalf("accept: got %d, %v", fd, err)
 	}
-	c := newConn(fd, nil)
+	c := newConn(fd, newWakers(), nil)
 	if c == nil {
 		t.Fatal("newConn: nil")
 	}
@@ -120,3 +120,65 @@ func acceptedPair(t *testing.T, network string) (*conn, net.Conn) {
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+// TestConnWaitEnds: a Read or Write that waits is ended from another
+// goroutine, as net/http ends its background read after each request: by
+// a deadline set in the past (a timeout), by Close (net.ErrClosed), or by
+// its own deadline passing. Real TCP sockets.
+func TestConnWaitEnds(t *testing.T) {
+	big := make([]byte, 64<<20) // more than the socket buffers hold: the write waits
+	tests := []struct {
+		name    string
+		call    func(c *conn) error
+		end     func(c *conn)
+		timeout bool // else closed
+	}{
+		{"read, deadline set", func(c *conn) error { _, err := c.Read(make([]byte, 1)); return err },
+			func(c *conn) { c.SetReadDeadline(time.Unix(1, 0)) }, true},
+		{"read, closed", func(c *conn) error { _, err := c.Read(make([]byte, 1)); return err },
+			func(c *conn) { c.Close() }, false},
+		{"read, own deadline", func(c *conn) error {
+			c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			_, err := c.Read(make([]byte, 1))
+			return err
+		}, func(*conn) {}, true},
+		{"write, deadline set", func(c *conn) error { _, err := c.Write(big); return err },
+			func(c *conn) { c.SetWriteDeadline(time.Unix(1, 0)) }, true},
+		{"write, closed", func(c *conn) error { _, err := c.Write(big); return err },
+			func(c *conn) { c.Close() }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, peer := acceptedPair(t, "tcp")
+			defer peer.Close()
+			defer c.Close()
+			result := make(chan error, 1)
+			go func() { result <- tt.call(c) }()
+			waitUntil(t, func() bool { return c.read.waiting.Load() || c.write.waiting.Load() })
+			tt.end(c)
+			var err error
+			select {
+			case err = <-result:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call still waits 10s after it was ended")
+			}
+			var ne net.Error
+			switch {
+			case tt.timeout && !(errors.As(err, &ne) && ne.Timeout()):
+				t.Errorf("got %v, want a timeout", err)
+			case !tt.timeout && !errors.Is(err, net.ErrClosed):
+				t.Errorf("got %v, want net.ErrClosed", err)
+			}
+		})
+	}
+}
+
+// waitUntil polls cond for at most 10s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("condition not met within 10s")
+		}
+	}
+}
