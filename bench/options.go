@@ -32,7 +32,10 @@ type options struct {
 // baseline-netconn is the baseline serving through Go's net.Conn, as a
 // worker.Serve worker does: it shows the cost of Go's network layer apart
 // from the cost of supervision.
-var allServers = []string{"actd-dispatch", "actd-exclusive", "actd-filter-http", "baseline", "baseline-netconn", "apache-prefork", "gunicorn", "socket-activate"}
+// The actd-go-* servers run the baseline's answers as an actd worker
+// through each path of the Go worker library (-worker), to compare them.
+var allServers = []string{"actd-dispatch", "actd-exclusive", "actd-filter-http", "baseline", "baseline-netconn",
+	"actd-go-fd", "actd-go-conn", "actd-go-http", "apache-prefork", "gunicorn", "socket-activate"}
 
 // parseOptions reads args. It returns an error for an unknown flag, a
 // non-positive count or duration, or an unknown server or load name.

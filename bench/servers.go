@@ -43,6 +43,9 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		return baselineCommand(t, s), "/", nil
 	case "baseline-netconn":
 		return baselineCommand(t, s, "-netconn"), "/", nil
+	case "actd-go-fd", "actd-go-conn", "actd-go-http":
+		cmd, err := actdWorkerCommand(t, base[len("actd-go-"):], s)
+		return cmd, "/", err
 	case "apache-prefork":
 		return apacheCommand(s)
 	case "gunicorn":
@@ -105,3 +108,14 @@ func controlSocket(s setup) string { return s.dir + "/control.sock" }
 
 // addr is the loopback listening address for port.
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// actdWorkerCommand runs actd in exclusive mode with bench/baseline as its
+// worker, serving through the Go worker library's path how (baseline
+// -worker: fd, conn or http). It returns an error if actd did not build.
+func actdWorkerCommand(t *tools, how string, s setup) (*exec.Cmd, error) {
+	if t.actd == "" {
+		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
+	}
+	args := append(actdArgs("exclusive", s), "--", t.baseline, "-worker", how, "-delay", s.delay.String())
+	return exec.Command(t.actd, args...), nil
+}
