@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -100,7 +101,10 @@ func wsgiActd(t *tools, mode, app string, s setup) (*exec.Cmd, error) {
 		return nil, err
 	}
 	// No --handler-delay: the application sleeps, not a built-in handler.
-	args := append(withoutFlag(actdArgs(mode, s), "--handler-delay"), "--", "/usr/bin/python3", "-m", "actd.wsgi", "--chdir", s.dir, app+":app")
+	// A generous --start-timeout: eight children importing Flask at once on
+	// a busy 2-core machine may take longer than the default 10 s.
+	args := append(withoutFlag(actdArgs(mode, s), "--handler-delay"), "--start-timeout", "60s",
+		"--", "/usr/bin/python3", "-m", "actd.wsgi", "--chdir", s.dir, app+":app")
 	cmd := exec.Command(t.actd, args...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "python"),
 		"PYTHONDONTWRITEBYTECODE=1", "BENCH_DELAY="+delaySeconds(s))
@@ -164,4 +168,59 @@ func treeCPU(pid int) time.Duration {
 		total += readSched(p.pid).cpu
 	}
 	return total
+}
+
+// wsgiPeers pairs each actd WSGI server with the gunicorn and uWSGI
+// servers that run the same application.
+var wsgiPeers = []struct{ server, gunicorn, uwsgi string }{
+	{"wsgi-actd-dispatch", "gunicorn", "uwsgi"},
+	{"wsgi-actd-exclusive", "gunicorn", "uwsgi"},
+	{"flask-actd-dispatch", "flask-gunicorn", "flask-uwsgi"},
+	{"flask-actd-exclusive", "flask-gunicorn", "flask-uwsgi"},
+}
+
+// writeWSGITargets writes issue 14's targets (the hello application at
+// close-8: ≥ 1.3× gunicorn sync, ≥ 1.0× uWSGI) and, for every load, each
+// actd WSGI server's median requests/s against its peers' in the same run.
+// It writes nothing if no WSGI server was measured.
+func (r report) writeWSGITargets(b *strings.Builder) {
+	var rows []string
+	for _, name := range r.opts.loads {
+		for _, p := range wsgiPeers {
+			got := r.medianRate(p.server, name)
+			if got == 0 {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %.0f | %s | %s |", name, p.server, got,
+				times(got, r.medianRate(p.gunicorn, name)), times(got, r.medianRate(p.uwsgi, name))))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n| target (issue 14) | measured | met |\n|---|---|---|\n")
+	for _, server := range []string{"wsgi-actd-dispatch", "wsgi-actd-exclusive"} {
+		for _, peer := range []struct {
+			name string
+			want float64
+		}{{"gunicorn", 1.3}, {"uwsgi", 1.0}} {
+			got, base := r.medianRate(server, "close-8"), r.medianRate(peer.name, "close-8")
+			target := fmt.Sprintf("%s ≥ %.1f× %s, close-8", server, peer.want, peer.name)
+			if got == 0 || base == 0 {
+				fmt.Fprintf(b, "| %s | not measured | – |\n", target)
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %.2f× (%.0f vs %.0f req/s) | %s |\n", target, got/base, got, base, yesNo(got/base >= peer.want))
+		}
+	}
+	b.WriteString("\n| load | server | requests/s | × gunicorn | × uWSGI |\n|---|---|---|---|---|\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n")
+}
+
+// times renders got/base as a ratio, or "–" without a base.
+func times(got, base float64) string {
+	if base == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", got/base)
 }
