@@ -55,6 +55,10 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		cmd, err := socketActivateCommand(t, s)
 		return cmd, "/", err
 	}
+	if slices.Contains(wsgiServers, base) {
+		cmd, err := wsgiCommand(base, t, s)
+		return cmd, "/", err
+	}
 	return nil, "", fmt.Errorf("unknown server %q", name)
 }
 

@@ -31,6 +31,7 @@ func (r report) writeTargets(b *strings.Builder) {
 		r.masterRSSRow(b, mode)
 		r.idleRow(b, mode)
 	}
+	r.writeWSGITargets(b)
 	b.WriteString("\nRatios compare median requests/s against the baseline in the same run.\n\n")
 }
 

@@ -93,12 +93,20 @@ type pool struct {
 // the adapter importable (PYTHONPATH), and waits until it is ready.
 func startPool(t *testing.T, mode string, worker []string, flags ...string) *pool {
 	t.Helper()
+	addr := freeAddr(t)
+	args := append([]string{"--listen", addr, "--accept", mode}, flags...)
+	return startActd(t, addr, append(append(args, "--"), worker...)...)
+}
+
+// startActd starts actd with args (plus its control socket and text logs),
+// the adapter importable (PYTHONPATH) and testdata the working directory,
+// and waits until it is ready to serve on addr.
+func startActd(t *testing.T, addr string, args ...string) *pool {
+	t.Helper()
 	dir := t.TempDir()
-	p := &pool{actd: actd(t), addr: freeAddr(t), control: filepath.Join(dir, "ctl.sock"),
+	p := &pool{actd: actd(t), addr: addr, control: filepath.Join(dir, "ctl.sock"),
 		log: filepath.Join(dir, "actd.log"), exited: make(chan struct{})}
-	args := append([]string{"--listen", p.addr, "--accept", mode, "--control-socket", p.control,
-		"--log-format", "text"}, flags...)
-	p.cmd = exec.Command(p.actd, append(append(args, "--"), worker...)...)
+	p.cmd = exec.Command(p.actd, append([]string{"--control-socket", p.control, "--log-format", "text"}, args...)...)
 	here, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)

@@ -235,6 +235,32 @@ func hasRequest(d statusDoc, want string) bool {
 	return false
 }
 
+// TestConfigFile runs the adapter from a config file, as docs/python.md
+// shows it: the interpreter by its path, the application with --chdir.
+func TestConfigFile(t *testing.T) {
+	py := python(t)
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	conf := filepath.Join(t.TempDir(), "web.conf")
+	text := fmt.Sprintf("listen = %s\naccept = exclusive\nmax-children = 2\nworker = %s -m actd.wsgi --chdir %s validated:app\n",
+		addr, py, dir)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(actd(t), "check-config", conf).CombinedOutput(); err != nil {
+		t.Fatalf("actd check-config: %v\n%s", err, out)
+	}
+	p := startActd(t, addr, "--config", conf)
+	got, err := exchange(p.addr, "GET /echo?conf HTTP/1.1\r\nConnection: close\r\n\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBodies(t, got, []string{"GET /echo conf "})
+}
+
 // frameworkCases are requests to the Flask and Django test applications.
 type frameworkCase struct {
 	raw    string

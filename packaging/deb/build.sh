@@ -73,6 +73,13 @@ for doc in protocol operations architecture; do
 	gzip -9n <"$root/docs/$doc.md" >"$stage/usr/share/doc/actd/$doc.md.gz"
 done
 install -D -m 0644 "$pkg/deb/lintian-overrides" "$stage/usr/share/lintian/overrides/actd"
+# The Python package actd (python/actd, the WSGI server for actd children)
+# where Debian's python3 finds it, as dh_python3 installs a pure module:
+# sources only; postinst byte-compiles them with py3compile, prerm removes
+# the .pyc with py3clean (packaging/README.md, "Python").
+install -d "$stage/usr/lib/python3/dist-packages/actd"
+install -m 0644 "$root"/python/actd/*.py "$stage/usr/lib/python3/dist-packages/actd/"
+gzip -9n <"$root/docs/python.md" >"$stage/usr/share/doc/actd/python.md.gz"
 
 # The changelog gets an entry for a version it does not list yet (ACTD_VERSION).
 # Its date is the build's timestamp, but always after the entry below it.
