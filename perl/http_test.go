@@ -305,3 +305,29 @@ func (p *pool) mustStatus(t *testing.T) statusDoc {
 	}
 	return doc
 }
+
+// TestReportsNeverBlock: a dispatch-mode master reads a busy child's
+// messages only when it needs them (prefork/reports.go), so a child that
+// reported each request of a long keep-alive connection to a pool that had
+// gone quiet filled its back-channel and then waited in send for the
+// master's harvests, a few messages each (measured: 9 requests/s). The
+// handler skips a report instead. requests distinct paths on one
+// connection must all be answered within streamBound; the blocking child
+// took minutes (this test, with the old report: exceeded 8 s at 1500).
+func TestReportsNeverBlock(t *testing.T) {
+	const quietAfter = 3 * time.Second // longer than the master's tick
+	const requests, streamBound = 1500, 60 * time.Second
+	p := startPool(t, "dispatch", "app.psgi")
+	time.Sleep(quietAfter) // the pool goes quiet: its master reads reports rarely
+	conn, r := dial(t, p)
+	conn.SetDeadline(time.Now().Add(streamBound))
+	for i := range requests {
+		io.WriteString(conn, get(fmt.Sprintf("/nowhere/%d", i)))
+		resp, err := http.ReadResponse(r, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatalf("request %d of %d on one connection: %v (want all within %v)", i, requests, err, streamBound)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
