@@ -157,10 +157,11 @@ type statusDoc struct {
 		Ready bool `json:"ready"`
 		Idle  int  `json:"idle"`
 		Stats struct {
-			Served    uint64 `json:"served"`
-			Respawned uint64 `json:"respawned"`
-			Garbage   uint64 `json:"garbage"`
-			Hung      uint64 `json:"hung"`
+			Served     uint64 `json:"served"`
+			KeepOrders uint64 `json:"keep_orders"`
+			Respawned  uint64 `json:"respawned"`
+			Garbage    uint64 `json:"garbage"`
+			Hung       uint64 `json:"hung"`
 		} `json:"stats"`
 		Slots []struct {
 			Slot    int    `json:"slot"`

@@ -180,17 +180,27 @@ sub dispatch {
 }
 
 # order: one dispatch-mode accept order: the connection, and with keep
-# accepting the ones waiting behind it; then I.
+# accepting the ones waiting behind it, until the batch is full, has run
+# BATCH_TIME, or the master has spoken (a drain); then I.
 sub order {
     my ($self, $index, $value) = @_;
     my $listener = $self->{listeners}[$index]
         // die "actd worker: accept order for listener $index of " . @{ $self->{listeners} } . "\n";
     my $end = Time::HiRes::time() + BATCH_TIME;
     for my $n (1 .. ($value == KEEP_ACCEPTING ? BATCH : 1)) {
-        last if $n > 1 && ($self->{stop} || Time::HiRes::time() > $end);
+        last if $n > 1 && ($self->{stop} || Time::HiRes::time() > $end || $self->spoken);
         $self->take($index, $listener) or last;
     }
     $self->send_message('I');
+}
+
+# spoken: whether the master has sent something not read yet (during a
+# keep-accepting batch only a drain or end of file can come).
+sub spoken {
+    my ($self) = @_;
+    my $bits = '';
+    vec($bits, fileno $self->{channel}, 1) = 1;
+    return select($bits, undef, undef, 0) > 0;
 }
 
 # take: accept one connection on the listener and serve it after B.
