@@ -22,6 +22,8 @@ var peers = []peer{
 	{"python3-gunicorn", "/usr/lib/python3/dist-packages/gunicorn/__init__.py"},
 	{"systemd", "/usr/bin/systemd-socket-activate"},
 	{"gcc", "/usr/bin/cc"},
+	{"libplack-perl", "/usr/bin/plackup"},
+	{"starman", "/usr/bin/starman"},
 }
 
 // missingPeers returns the packages whose file is absent.

@@ -20,7 +20,7 @@ use strict;
 use warnings;
 use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
 use Socket qw(MSG_DONTWAIT);
-use POSIX qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
+use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 
 our $VERSION = '0.1.0';

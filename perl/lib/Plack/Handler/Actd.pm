@@ -15,10 +15,9 @@ use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
 use Plack::Util;
-use POSIX qw(EINTR);
+use Errno qw(EINTR);
 use Socket qw(IPPROTO_TCP TCP_NODELAY SOL_SOCKET SO_RCVTIMEO SO_SNDTIMEO
     AF_INET AF_INET6 sockaddr_family unpack_sockaddr_in unpack_sockaddr_in6 inet_ntop);
-use Stream::Buffered;
 use Time::HiRes ();
 
 our $VERSION = '0.1.0';
@@ -73,6 +72,7 @@ sub dump_stack {
     my ($self) = @_;
     my $request = $self->{request} // 'no request';
     print STDERR Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$");
+    require POSIX;
     POSIX::_exit(2);
 }
 
@@ -242,6 +242,7 @@ sub read_body {
     }
     my $status = $self->expect($c, $env);
     return $status if $status;
+    require Stream::Buffered;    # loaded by the first body: a child that gets none saves its memory
     my $buffer = Stream::Buffered->new($length);
     $status = defined $te ? $self->read_chunked($c, $env, $buffer) : $self->copy($c, $length, $buffer);
     return $status if $status;
