@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/protocol"
 )
 
@@ -37,6 +38,7 @@ func joinWords(w []string) string {
 // rawValues are flags parsed as strings and converted in finish.
 type rawValues struct {
 	accept string
+	filter string
 	exec   string
 	over   map[string]string // int flags too large for an int: name to text
 }
@@ -45,7 +47,7 @@ type rawValues struct {
 func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs := flag.NewFlagSet("actd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	v := &rawValues{accept: "dispatch", over: map[string]string{}}
+	v := &rawValues{accept: "dispatch", filter: "none", over: map[string]string{}}
 	p := &c.Pool
 	intVar := func(ptr *int, name string, def int, usage string) {
 		*ptr = def
@@ -72,11 +74,17 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	durationVar(&p.PingTimeout, "ping-timeout", p.PingTimeout, "kill a child that does not answer a ping or an order within `D`")
 	durationVar(&p.StartTimeout, "start-timeout", p.StartTimeout, "kill a child that does not say hello within `D`")
 	durationVar(&p.BusyTimeout, "busy-timeout", 0, "SIGQUIT a child busy with one connection for `D` (0: never)")
+	durationVar(&p.SlowRequest, "slow-request", 0, "log a child busy with one connection for longer than `D` (0: never)")
 	durationVar(&p.BusyKillGrace, "busy-kill-grace", p.BusyKillGrace, "SIGKILL it `D` after the SIGQUIT")
 	durationVar(&p.GracefulTimeout, "graceful-timeout", p.GracefulTimeout, "on stop, wait `D` for busy children")
+	fs.Var(sizeValue{&p.MaxChildMemory}, "max-child-memory", "recycle a child whose resident memory exceeds `SIZE` (K, M, G; 0: never)")
+	fs.Var(sizeValue{&p.ChildMemoryMax}, "child-memory-max", "each child's cgroup memory.max, where the unit delegates its cgroup: `SIZE` (K, M, G; 0: none)")
 	fs.StringVar(&c.ControlSocket, "control-socket", "", "serve `PATH` for actd status (default $RUNTIME_DIRECTORY/control.sock)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve Prometheus metrics on `ADDR`")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "`FORMAT` of the log: auto, text or journal")
+	fs.StringVar(&v.filter, "accept-filter", v.filter, "`FILTER` a connection passes before a child gets it: none, data (bytes came) or http (a request head came); the master holds it until then")
+	durationVar(&p.HoldTimeout, "hold-timeout", p.HoldTimeout, "close a held connection not ready within `D` (http: 408 first)")
+	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections; beyond, leave new ones in the kernel's queue")
 	return fs, v
 }
 
@@ -87,6 +95,9 @@ func (v *rawValues) finish(c *Config) error {
 		return &Error{Key: "accept", Err: err}
 	}
 	c.Pool.Mode = m
+	if c.Pool.Filter, err = prefork.ParseFilter(v.filter); err != nil {
+		return &Error{Key: "accept-filter", Err: err}
+	}
 	if v.exec != "" {
 		if c.Exec, err = splitWords(v.exec); err != nil {
 			return &Error{Key: "exec", Err: err}

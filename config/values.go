@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -62,4 +63,51 @@ func (v durationValue) Set(s string) error {
 	}
 	*v.p = d
 	return nil
+}
+
+// sizeValue is a byte size flag: a whole number with an optional K, M or G
+// suffix (powers of 1024, as systemd's MemoryMax= reads them).
+type sizeValue struct{ p *uint64 }
+
+func (v sizeValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatUint(*v.p, 10)
+}
+
+// Set parses s. It returns an error quoting s if s is not a size, or is one
+// too large for 64 bits.
+func (v sizeValue) Set(s string) error {
+	n, err := parseSize(s)
+	if err != nil {
+		return fmt.Errorf("%q: want a size like 512M, 2G or 800000K", s)
+	}
+	*v.p = n
+	return nil
+}
+
+// parseSize reads a size such as 300M: digits and an optional K, M or G.
+func parseSize(s string) (uint64, error) {
+	shift := 0
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		shift = 10
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		shift = 20
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		shift = 30
+	}
+	digits := s
+	if shift > 0 {
+		digits = s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxUint64>>shift {
+		return 0, strconv.ErrRange
+	}
+	return n << shift, nil
 }

@@ -3,10 +3,12 @@
 // them under a real actd in dispatch and exclusive mode:
 //
 //   - go-worker: a Go program on prefork/worker, a tiny HTTP responder.
+//   - go-http: a net/http server run unchanged on worker.Listener, with
+//     keep-alive and request reports.
 //   - python-worker/worker.py: the protocol in plain Python 3, standard
 //     library only, the same HTTP responder.
 //
-// Both answer every request with "NAME slot=K pid=P", so curl shows which
+// All answer every request with "NAME slot=K pid=P", so curl shows which
 // child served it. Run the test with `go test ./examples/`; the Python cases
 // skip when python3 is missing.
 package examples

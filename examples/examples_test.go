@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,13 +27,15 @@ const (
 var answerRE = regexp.MustCompile(`^(\S+) slot=(\d+) pid=(\d+)`)
 
 // TestWorkersUnderActd runs each example worker under a real actd in
-// dispatch and exclusive mode: every request is answered, light sequential
+// dispatch and exclusive mode, and in dispatch mode under the http accept
+// filter (connections handed over): every request is answered, light sequential
 // load stays on one child, `actd status` counts what was served, and
 // SIGTERM stops actd with status 0 and no child left behind.
 func TestWorkersUnderActd(t *testing.T) {
 	bin := t.TempDir()
 	actd := build(t, bin, "github.com/actd/actd/cmd/actd")
 	goWorker := build(t, bin, "github.com/actd/actd/examples/go-worker")
+	goHTTP := build(t, bin, "github.com/actd/actd/examples/go-http")
 	script, err := filepath.Abs("python-worker/worker.py")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +52,7 @@ func TestWorkersUnderActd(t *testing.T) {
 		skip string
 	}{
 		{"go-worker", []string{goWorker}, []string{"go-worker"}, ""},
+		{"go-http", []string{goHTTP}, []string{"go-http"}, ""},
 		{"python-worker", []string{python, script}, []string{"worker.py", "python3"}, noPython},
 	}
 	for _, w := range workers {
@@ -58,12 +62,17 @@ func TestWorkersUnderActd(t *testing.T) {
 			}
 			checkRecycledStaysHot(t, actd, w.argv)
 		})
-		for _, mode := range []string{"dispatch", "exclusive"} {
+		for _, mode := range []string{"dispatch", "exclusive", "dispatch+http"} {
 			t.Run(w.name+"/"+mode, func(t *testing.T) {
 				if w.skip != "" {
 					t.Skip(w.skip)
 				}
-				p := startPool(t, actd, mode, w.argv)
+				accept, filter, _ := strings.Cut(mode, "+") // +http: the master holds and hands over (C)
+				var flags []string
+				if filter != "" {
+					flags = []string{"--accept-filter", filter}
+				}
+				p := startPool(t, actd, accept, w.argv, flags...)
 				client := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
 				seen := map[int]int{} // pid → requests it answered
 				hot := checkSequential(t, p, client, w.name, seen)

@@ -21,17 +21,22 @@ func (p *Pool) readChannel(s *slot) bool {
 		return false
 	}
 	buf := p.readBuf[:] // one byte more than a packet: a longer one shows as garbage, not as a valid prefix
-	n, err := rawRead(s.ch, buf)
+	n, fd, err := p.readPacket(s, buf)
 	switch {
 	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
 		return false
 	case err != nil || n == 0:
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 		p.closeChannel(s)
 		return false
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
-		err = p.onMessage(s, m)
+		err = p.onMessageFD(s, m, fd)
+	} else if fd >= 0 {
+		unix.Close(fd)
 	}
 	if err != nil {
 		p.stats.Garbage++
@@ -40,15 +45,40 @@ func (p *Pool) readChannel(s *slot) bool {
 	return true
 }
 
-// onMessage applies one message from slot s: it moves the slot along the
-// message's event (step), then does what the event means. It returns an
-// error wrapping protocol.ErrGarbage if the slot's state has no transition
-// for the message: the one place where a message that does not fit is found.
+// readPacket reads one packet from s's back-channel, with the descriptor
+// it carried (or -1). Only a child that announced handoff may send one
+// (Keep): its channel is read with recvmsg, any other with a plain read.
+func (p *Pool) readPacket(s *slot, buf []byte) (n, fd int, err error) {
+	if p.handoff == nil || !s.caps.Has(protocol.CapHandoff) {
+		n, err = rawRead(s.ch, buf)
+		return n, -1, err
+	}
+	return rawRecvFD(s.ch, buf)
+}
+
+// onMessage is onMessageFD for a message without a descriptor.
 func (p *Pool) onMessage(s *slot, m protocol.Message) error {
+	return p.onMessageFD(s, m, -1)
+}
+
+// onMessageFD applies one message from slot s, with the descriptor it
+// carried or -1: it moves the slot along the message's event (step), then
+// does what the event means. It returns an error wrapping
+// protocol.ErrGarbage if the slot's state has no transition for the
+// message (the one place where a message that does not fit is found), or
+// if the message carries a descriptor where its type has none, or none
+// where it has one. The descriptor is the pool's: kept (Keep) or closed.
+func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	s.heard = p.now
 	ev, ok := messageEvent(m.Type)
 	from := s.state
-	if !ok || !p.step(s, ev) {
+	if (fd >= 0) != m.Type.HasFD() || !ok || !p.step(s, ev) {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		if ok && (fd >= 0) != m.Type.HasFD() {
+			return fmt.Errorf("%w: %v with %d file descriptors", protocol.ErrGarbage, m.Type, min(fd+1, 1))
+		}
 		return fmt.Errorf("%w: %v from a child in state %v", protocol.ErrGarbage, m.Type, from)
 	}
 	to := s.state
@@ -65,6 +95,8 @@ func (p *Pool) onMessage(s *slot, m protocol.Message) error {
 		p.onServed(s, m)
 	case evIdle:
 		p.onIdle(s, from)
+	case evKeep:
+		p.handoff.park(s, fd)
 	}
 	p.mode.moved(s, from, to, ev)
 	if ev != evPong {

@@ -10,6 +10,10 @@ import (
 // MaxSlots is the largest pool a Config may ask for.
 const MaxSlots = 4096
 
+// minChildMemory is the smallest memory limit a Config may set: less than
+// any worker takes.
+const minChildMemory = 1 << 20
+
 // Program is what a child runs. The master execs Path with Args; Path is
 // normally "/proc/self/exe" and Args a hidden subcommand of the caller.
 type Program struct {
@@ -34,9 +38,18 @@ type Config struct {
 	PingTimeout     time.Duration // --ping-timeout, 2s
 	StartTimeout    time.Duration // --start-timeout, 10s
 	BusyTimeout     time.Duration // --busy-timeout, 0 = unbounded
+	SlowRequest     time.Duration // --slow-request, 0 = never log a slow request
 	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
 	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
+	MaxChildMemory  uint64        // --max-child-memory, bytes of RSS; 0 = never recycle by memory
+	Filter          AcceptFilter  // --accept-filter, none (filter.go)
+	HoldTimeout     time.Duration // --hold-timeout, 10s: a held connection not ready by then is closed
+	MaxHeld         int           // --max-held, 4096: beyond it the master stops accepting
+	ChildMemoryMax  uint64        // --child-memory-max, memory.max of each child's cgroup; 0 = none
 }
+
+// MaxMaxHeld is the largest MaxHeld a Config may ask for.
+const MaxMaxHeld = 1 << 20
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -54,6 +67,8 @@ func DefaultConfig() Config {
 		BusyKillGrace: 5 * time.Second,
 
 		GracefulTimeout: 30 * time.Second,
+		HoldTimeout:     10 * time.Second,
+		MaxHeld:         4096,
 	}
 }
 
@@ -90,8 +105,16 @@ func (c Config) Validate() error {
 		{c.PingTimeout >= 10*time.Millisecond, "ping-timeout", c.PingTimeout, "at least 10ms"},
 		{c.StartTimeout >= 10*time.Millisecond, "start-timeout", c.StartTimeout, "at least 10ms"},
 		{c.BusyTimeout >= 0, "busy-timeout", c.BusyTimeout, "0 (off) or positive"},
+		{c.SlowRequest >= 0, "slow-request", c.SlowRequest, "0 (off) or positive"},
 		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
 		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
+		{c.MaxChildMemory == 0 || c.MaxChildMemory >= minChildMemory, "max-child-memory", c.MaxChildMemory, "0 (off) or at least 1M"},
+		{c.Filter <= FilterHTTP, "accept-filter", c.Filter, "none, data or http"},
+		{c.Filter != FilterHTTP || c.Mode == protocol.Dispatch, "accept-filter", c.Filter,
+			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
+		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
+		{c.MaxHeld >= 1 && c.MaxHeld <= MaxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("between 1 and %d", MaxMaxHeld)},
+		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

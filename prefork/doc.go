@@ -14,6 +14,7 @@
 //	                 3..3+n-1 the n listeners, 3+n the back-channel
 //	  H hello(pid, caps) → I idle → (A accept(l) → B busy(l) [R request] → I idle)* ...
 //	  ← P ping(seq) / O pong(seq)    ← D drain: finish, exit 0
+//	  under an accept filter, instead of A: ← C conn(l)+fd → B busy(l) ... [K keep(l)+fd] → I idle
 //
 // Slots, not PIDs, order the children: the lowest idle slot is ordered to
 // accept (dispatch mode), found in constant time (idleSet); handling a
@@ -21,7 +22,9 @@
 //
 // Accept modes, one type each behind acceptMode (mode.go), chosen once by
 // newMode: dispatchMode (dispatch.go: the master watches the listeners and
-// orders), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
+// orders), handoffMode (handoff.go: dispatch under an accept filter; the
+// master accepts, holds connections in its own epoll set until they are
+// ready (hold.go, filter.go), and hands them over), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
 // and accept by themselves, registered in slot order, still reporting busy
 // and idle), sharedMode (shared.go: children do not speak the protocol; a
 // fixed-size pool).
@@ -40,6 +43,16 @@
 //	idle:       O, A → ordered, close → exiting
 //	ordered:    I → idle, B → busy, O, close → exiting
 //	busy:       I → idle, B → busy, S → busy, O, R, close → exiting
+//	exiting:    reap → empty
+//
+// Handoff:
+//
+//	empty:      spawn → starting
+//	starting:   H → greeted, O, close → exiting
+//	greeted:    I → idle, O, close → exiting
+//	idle:       O, C → ordered, close → exiting
+//	ordered:    I → idle, B → busy, O, close → exiting
+//	busy:       I → idle, O, R, K, close → exiting
 //	exiting:    reap → empty
 //
 // Exclusive:
@@ -74,7 +87,8 @@
 // garbage, misses a ping, an order or --busy-timeout is killed and replaced.
 //
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
-// dispatch.go, exclusive.go, shared.go (the accept modes), channel.go
+// dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
+// filter.go and hold.go (accept filters, held connections), channel.go
 // (messages from children), tick.go (deadlines, pings, scaling), reap.go
 // (start, reap, retire, kill), lifecycle.go (ready, reload, stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,

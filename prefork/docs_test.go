@@ -45,9 +45,10 @@ func TestPackagePicture(t *testing.T) {
 		{"../activation", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../notify", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../slogjournal", func(p string) bool { return strings.HasPrefix(p, module) }},
+		{"../cgroup", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"worker", func(p string) bool { return p == module+"prefork" }},
 		{".", func(p string) bool {
-			return strings.HasPrefix(p, module) && p != module+"protocol"
+			return strings.HasPrefix(p, module) && p != module+"protocol" && p != module+"cgroup"
 		}},
 	} {
 		for _, imp := range imports(t, tc.dir) {

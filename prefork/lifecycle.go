@@ -100,7 +100,7 @@ func (p *Pool) readyCh(gen int) chan struct{} {
 // number and a channel closed when that generation is ready (see Ready),
 // when its StartTimeout passed first, or when a later Reload superseded it
 // (a Snapshot then tells which). It returns an error instead: a
-// *FieldError, an attempt to change the accept mode, or ErrStopped.
+// *FieldError, an attempt to change the accept mode or filter, or ErrStopped.
 func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, nil, err
@@ -111,6 +111,10 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	callErr := p.call(func() {
 		if cfg.Mode != p.cfg.Mode {
 			err = fmt.Errorf("reload: accept mode %v cannot change to %v without a restart", p.cfg.Mode, cfg.Mode)
+			return
+		}
+		if cfg.Filter != p.cfg.Filter {
+			err = fmt.Errorf("reload: accept filter %v cannot change to %v without a restart", p.cfg.Filter, cfg.Filter)
 			return
 		}
 		if p.stop != nil {

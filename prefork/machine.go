@@ -62,13 +62,15 @@ const (
 	evServed               // S
 	evPong                 // O
 	evRequest              // R
+	evKeep                 // K: a connection given back (handoff mode)
 	evOrder                // the master sent A
+	evHandoff              // the master sent C: a connection handed over (handoff mode)
 	evClose                // the back-channel closed, or the master stopped reading it
 	evReap                 // the child was reaped
 	numEvents
 )
 
-var eventNames = [numEvents]string{"spawn", "H", "I", "B", "S", "O", "R", "A", "close", "reap"}
+var eventNames = [numEvents]string{"spawn", "H", "I", "B", "S", "O", "R", "K", "A", "C", "close", "reap"}
 
 func (e event) String() string { return eventNames[e] }
 
@@ -88,6 +90,8 @@ func messageEvent(t protocol.Type) (event, bool) {
 		return evPong, true
 	case protocol.Request:
 		return evRequest, true
+	case protocol.Keep:
+		return evKeep, true
 	}
 	return 0, false
 }
@@ -129,6 +133,18 @@ var dispatchTable = newTable(protocolRules, []rule{
 	{[]state{ordered}, evIdle, idle}, // the order found nothing
 	{[]state{busy}, evBusy, busy},    // the next, under KeepAccepting
 	{[]state{busy}, evServed, busy},  // short ones, under KeepAccepting
+	{[]state{busy}, evIdle, idle},
+})
+
+// handoffTable is dispatch mode under an accept filter (handoff.go): the
+// master accepts and hands connections over (C); a child may give one back
+// (K) before its I.
+var handoffTable = newTable(protocolRules, []rule{
+	{[]state{greeted}, evIdle, idle},
+	{[]state{idle}, evHandoff, ordered},
+	{[]state{ordered}, evBusy, busy},
+	{[]state{ordered}, evIdle, idle}, // it closed the connection at once
+	{[]state{busy}, evKeep, stay},
 	{[]state{busy}, evIdle, idle},
 })
 

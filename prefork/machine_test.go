@@ -1,10 +1,13 @@
 package prefork
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/actd/actd/protocol"
 )
@@ -15,6 +18,7 @@ var modeTables = []struct {
 	table *table
 }{
 	{"Dispatch", protocol.Dispatch, dispatchTable},
+	{"Handoff", protocol.Dispatch, handoffTable},
 	{"Exclusive", protocol.Exclusive, exclusiveTable},
 	{"Shared", protocol.Shared, sharedTable},
 }
@@ -45,19 +49,22 @@ func TestDocDiagram(t *testing.T) {
 // the table says, or the message is garbage where the table has no
 // transition, and the slot is then as it was.
 func TestMessageTransitions(t *testing.T) {
-	for _, m := range modeTables[:2] {
+	for _, m := range modeTables[:3] {
 		reach := m.table.reachable()
 		for from := range numStates {
 			if !reach[from] || from == empty || from == exiting {
 				continue // no back-channel to hear from
 			}
 			for _, typ := range []protocol.Type{protocol.Hello, protocol.Idle, protocol.Busy,
-				protocol.Served, protocol.Pong, protocol.Request} {
+				protocol.Served, protocol.Pong, protocol.Request, protocol.Keep} {
 				ev, _ := messageEvent(typ)
 				t.Run(m.name+"/"+from.String()+"/"+typ.String(), func(t *testing.T) {
 					p, _, _ := dispatchPool(t, 1)
-					if m.mode == protocol.Exclusive {
+					switch m.table {
+					case exclusiveTable:
 						p, _ = armPool(t, 1)
+					case handoffTable:
+						p, _, _ = handoffPool(t, 1, FilterHTTP)
 					}
 					s := p.slots[0]
 					s.state = from
@@ -67,7 +74,11 @@ func TestMessageTransitions(t *testing.T) {
 					if from == ordered && m.mode == protocol.Dispatch {
 						p.listeners[0].orders = 1
 					}
-					err := p.onMessage(s, protocol.Message{Type: typ, Value: 1})
+					fd := -1
+					if typ.HasFD() {
+						fd = connFD(t)
+					}
+					err := p.onMessageFD(s, protocol.Message{Type: typ, Value: 1}, fd)
 					want, ok := m.table.next(from, ev)
 					switch {
 					case !ok && !errors.Is(err, protocol.ErrGarbage):
@@ -99,6 +110,10 @@ func TestMasterTransitions(t *testing.T) {
 		{sharedTable, empty, evSpawn, running, true},
 		{dispatchTable, idle, evOrder, ordered, true},
 		{dispatchTable, busy, evOrder, busy, false},
+		{dispatchTable, idle, evHandoff, idle, false},
+		{handoffTable, idle, evHandoff, ordered, true},
+		{handoffTable, busy, evHandoff, busy, false},
+		{handoffTable, idle, evOrder, idle, false},
 		{exclusiveTable, standby, evOrder, ordered, true},
 		{exclusiveTable, idle, evOrder, moving, true},
 		{exclusiveTable, busy, evOrder, busy, false},
@@ -160,5 +175,60 @@ func TestRequestReport(t *testing.T) {
 		if got := snap.Slots[0].Request; got != tc.want {
 			t.Errorf("after %v: request %q, want %q", tc.m.Type, got, tc.want)
 		}
+	}
+}
+
+// TestSlowRequest: a busy spell longer than --slow-request is logged once,
+// with the request the child reported; a new spell is logged again, and a
+// spell within the limit or with the option off is not.
+func TestSlowRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		limit     time.Duration
+		busyFor   []time.Duration // one tick each, same spell
+		wantLines int
+	}{
+		{"off", 0, []time.Duration{time.Hour}, 0},
+		{"within", time.Second, []time.Duration{500 * time.Millisecond}, 0},
+		{"over once", time.Second, []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, _ := dispatchPool(t, 1)
+			var buf bytes.Buffer
+			p.log = slog.New(slog.NewTextHandler(&buf, nil))
+			p.cfg.SlowRequest = tc.limit
+			s := p.slots[0]
+			s.state, s.request, s.since = busy, "GET /report?year=2026", time.Now()
+			for _, d := range tc.busyFor {
+				p.now = s.since.Add(d)
+				p.checkBusy(s)
+			}
+			lines := strings.Count(buf.String(), "event=slow")
+			if lines != tc.wantLines || uint64(lines) != p.stats.Slow {
+				t.Fatalf("got %d slow lines (stats %d), want %d; log:\n%s", lines, p.stats.Slow, tc.wantLines, buf.String())
+			}
+			if lines > 0 && !strings.Contains(buf.String(), `request="GET /report?year=2026"`) {
+				t.Errorf("slow line does not name the request:\n%s", buf.String())
+			}
+		})
+	}
+}
+
+// TestSlowRequestEachSpell: a child slow on two connections in a row is
+// logged for each.
+func TestSlowRequestEachSpell(t *testing.T) {
+	p, _, _ := dispatchPool(t, 1)
+	var buf bytes.Buffer
+	p.log = slog.New(slog.NewTextHandler(&buf, nil))
+	p.cfg.SlowRequest = time.Second
+	s := p.slots[0]
+	start := time.Now()
+	for i := range 2 {
+		s.state, s.since = busy, start.Add(time.Duration(i)*time.Minute)
+		p.now = s.since.Add(2 * time.Second)
+		p.checkBusy(s)
+	}
+	if got := strings.Count(buf.String(), "event=slow"); got != 2 {
+		t.Errorf("got %d slow lines for two slow connections, want 2; log:\n%s", got, buf.String())
 	}
 }

@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 //	stubborn slow echo that ignores SIGQUIT
 //	allgarbage  every child sends garbage after hello
 //	nohello     every child stays silent
+//	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request
+//	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
+//	nohandoff   says hello without the handoff capability, then waits
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
@@ -70,6 +73,12 @@ func runTestWorker(name string) int {
 	case "nohello":
 		time.Sleep(time.Hour)
 		return 0
+	case "leak":
+		err = worker.Serve(context.Background(), leak(echo(delay)))
+	case "keephttp":
+		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
+	case "nohandoff":
+		return misbehave(name)
 	case "garbage", "hang":
 		if claimMark() {
 			return misbehave(name)

@@ -43,6 +43,10 @@ type acceptMode interface {
 func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	switch m {
 	case protocol.Dispatch:
+		if p.cfg.holds() {
+			p.handoff = &handoffMode{p: p, hold: newHolder(p.cfg.Filter)}
+			return p.handoff, nil
+		}
 		return &dispatchMode{p: p}, nil
 	case protocol.Exclusive:
 		return &exclusiveMode{p: p, arming: -1}, nil

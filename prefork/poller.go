@@ -19,6 +19,7 @@ const (
 	kindListener             // a listening socket is readable
 	kindChannel              // a child's back-channel is readable or closed (reports.go)
 	kindPidfd                // a child has exited
+	kindTimer                // a parked poller's timerfd: the deadline passed
 )
 
 // poller is an epoll set of the master's.
@@ -27,6 +28,8 @@ type poller struct {
 	events []unix.EpollEvent
 	file   *os.File        // fd, registered in the Go runtime's netpoller (parked pollers)
 	conn   syscall.RawConn // file's, to wait on it
+	timer  int             // a parked poller's timerfd, in the set: its deadline
+	armed  time.Time       // the deadline timer is set to
 }
 
 func newPoller() (*poller, error) {
@@ -34,7 +37,7 @@ func newPoller() (*poller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
-	return &poller{fd: fd, events: make([]unix.EpollEvent, 128)}, nil
+	return &poller{fd: fd, events: make([]unix.EpollEvent, 128), timer: -1}, nil
 }
 
 // park makes wait sleep in the Go runtime's netpoller, which watches the
@@ -42,9 +45,22 @@ func newPoller() (*poller, error) {
 // blocking epoll_wait: the runtime then sees an idle process, and its
 // monitor thread sleeps too. A poller that is not parked blocks in
 // epoll_wait (shared mode, whose loop stays on one locked thread).
+//
+// A parked poller's deadline is a timerfd in its own set, not a Go timer: a
+// Go timer also wakes the runtime's monitor thread (sysmon), which sleeps
+// until the next timer and then polls every 20µs or more until the process
+// is idle again, about seven wake-ups per tick of an idle master.
 func (p *poller) park() error {
 	if err := unix.SetNonblock(p.fd, true); err != nil {
 		return fmt.Errorf("epoll fd: %w", err)
+	}
+	timer, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("timerfd_create: %w", err)
+	}
+	p.timer = timer
+	if err := p.add(timer, eventIn, kindTimer, 0); err != nil {
+		return err
 	}
 	p.file = os.NewFile(uintptr(p.fd), "epoll")
 	conn, err := p.file.SyscallConn()
@@ -87,8 +103,8 @@ func (p *poller) remove(fd int) {
 
 // wait returns the ready events, waiting until until at most (a time that
 // has passed: a poll). An interrupted wait returns no events and no error.
-// A parked poller's deadline is until itself, so it only changes when until
-// does (once per tick): the runtime's timer is not reset at every wait.
+// A parked poller's timer is set only when until changes (once per tick),
+// not at every wait; its expiry comes back as a kindTimer event.
 func (p *poller) wait(until time.Time) ([]unix.EpollEvent, error) {
 	d := time.Until(until)
 	switch {
@@ -97,8 +113,8 @@ func (p *poller) wait(until time.Time) ([]unix.EpollEvent, error) {
 	case p.conn == nil:
 		return p.block(int((d + time.Millisecond - 1) / time.Millisecond))
 	}
-	if err := p.file.SetReadDeadline(until); err != nil {
-		return nil, fmt.Errorf("epoll fd deadline: %w", err)
+	if err := p.setTimer(until, d); err != nil {
+		return nil, err
 	}
 	var events []unix.EpollEvent
 	var pollErr error
@@ -106,13 +122,31 @@ func (p *poller) wait(until time.Time) ([]unix.EpollEvent, error) {
 		events, pollErr = p.poll()
 		return len(events) > 0 || pollErr != nil
 	})
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return nil, nil
-	case err != nil:
+	if err != nil {
 		return nil, fmt.Errorf("wait on epoll fd: %w", err)
 	}
 	return events, pollErr
+}
+
+// setTimer makes the timerfd expire d from now, for the deadline until,
+// unless it is set for until already.
+func (p *poller) setTimer(until time.Time, d time.Duration) error {
+	if until.Equal(p.armed) {
+		return nil
+	}
+	if err := rawTimerfdSettime(p.timer, d); err != nil {
+		return fmt.Errorf("timerfd_settime: %w", err)
+	}
+	p.armed = until
+	return nil
+}
+
+// expired clears the timerfd's expiry, which wait reported as a kindTimer
+// event: the deadline passed, and the next wait sets the timer again.
+func (p *poller) expired() {
+	var buf [8]byte
+	_, _ = rawRead(p.timer, buf[:])
+	p.armed = time.Time{}
 }
 
 // block waits in epoll_wait itself: a poller that is not parked.
@@ -137,6 +171,9 @@ func (p *poller) ready(n int, err error) ([]unix.EpollEvent, error) {
 }
 
 func (p *poller) close() {
+	if p.timer >= 0 {
+		unix.Close(p.timer)
+	}
 	if p.file != nil {
 		p.file.Close()
 		return

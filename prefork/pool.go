@@ -49,12 +49,16 @@ type Pool struct {
 	reports         reports    // the back-channels' nested epoll set
 	ready           *readiness // the current generation's start children
 	stop            *stopping  // nil until Run's context is done
+	mem             memory     // control groups and OOM counter (memory.go)
 
 	callMu  sync.Mutex
 	calls   []func()
 	changed chan struct{}
 	done    chan struct{} // closed when Run returns
 	ran     bool
+
+	handoff *handoffMode // mode, under an accept filter; else nil
+	fatal   error        // set by fail: Run returns it
 }
 
 // New checks cfg and the listeners and returns a pool ready to Run. The pool
@@ -88,8 +92,14 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 			return nil, err
 		}
 		p.listeners = append(p.listeners, ln)
+		if cfg.Filter == FilterData && !cfg.holds() {
+			if err := deferAccept(l.FD, cfg.HoldTimeout); err != nil {
+				return nil, fmt.Errorf("listener %d (%s): %w", i, ln.Name, err)
+			}
+		}
 	}
 	p.env = childEnv(cfg, p.listeners)
+	p.mem = newMemory(cfg, log)
 	return p, nil
 }
 
@@ -226,7 +236,7 @@ func (p *Pool) turn(ctx context.Context) error {
 		p.tick()
 	}
 	p.armReports()
-	return nil
+	return p.fatal
 }
 
 func (p *Pool) handle(ev unix.EpollEvent) {
@@ -240,6 +250,18 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.harvest()
 	case kindPidfd:
 		p.reap(p.slots[index])
+	case kindTimer:
+		p.poll.expired()
+	case kindHeld:
+		p.handoff.event(index)
+	}
+}
+
+// fail stops the pool: Run kills the children and returns err, after the
+// current turn of the loop. The first error wins.
+func (p *Pool) fail(err error) {
+	if p.fatal == nil {
+		p.fatal = err
 	}
 }
 

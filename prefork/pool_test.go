@@ -317,16 +317,17 @@ func TestCrashingWorkerBacksOff(t *testing.T) {
 // spawns in 12 s.
 func TestKilledYoungWorkerBacksOff(t *testing.T) {
 	for _, tc := range []struct {
-		worker string
-		reason string
+		worker       string
+		reason       string
+		startTimeout time.Duration // short for nohello; for allgarbage long enough that a slow start on a loaded machine is not the reason
 	}{
-		{"allgarbage", "garbage"},
-		{"nohello", "no hello"},
+		{"allgarbage", "garbage", 2 * time.Second},
+		{"nohello", "no hello", 100 * time.Millisecond},
 	} {
 		t.Run(tc.worker, func(t *testing.T) {
 			cfg := fastConfig(protocol.Dispatch)
 			cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 4, 4, 12
-			cfg.StartTimeout = 100 * time.Millisecond
+			cfg.StartTimeout = tc.startTimeout
 			p := startPool(t, cfg, tc.worker)
 			time.Sleep(2 * time.Second)
 			s := snapshot(t, p)

@@ -15,6 +15,9 @@ func (p *Pool) quiet() bool {
 		p.ready == nil || !isClosed(p.ready.ch) {
 		return false
 	}
+	if p.handoff != nil && p.handoff.hold.count > 0 {
+		return false // held connections time out
+	}
 	for _, l := range p.listeners {
 		if l.queue > 0 || l.orders > 0 || l.starved || l.unsure {
 			return false

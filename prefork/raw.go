@@ -1,6 +1,7 @@
 package prefork
 
 import (
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -51,4 +52,95 @@ func rawTCPInfo(fd int) (unix.TCPInfo, error) {
 		return info, errno
 	}
 	return info, nil
+}
+
+// rawTimerfdSettime sets timerfd fd to expire once, d from now (d > 0).
+func rawTimerfdSettime(fd int, d time.Duration) error {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(fd), 0,
+		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// rawAccept is accept4(fd, SOCK_CLOEXEC) without the peer's address: the
+// connection stays blocking, as a child that gets it handed over expects
+// (the master itself only peeks and writes with MSG_DONTWAIT).
+func rawAccept(fd int) (int, error) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(fd), 0, 0, unix.SOCK_CLOEXEC, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil
+}
+
+// rawPeek is recv(fd, b, MSG_PEEK|MSG_DONTWAIT): what the peer has sent,
+// left unread.
+func rawPeek(fd int, b []byte) (int, error) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+		unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil
+}
+
+// rawSendNow is send(fd, b, MSG_DONTWAIT|MSG_NOSIGNAL), and recv with
+// MSG_DONTWAIT when read is set: one try on a blocking socket.
+func rawSendNow(fd int, b []byte, read bool) (int, error) {
+	nr, flags := uintptr(unix.SYS_SENDTO), uintptr(unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+	if read {
+		nr, flags = unix.SYS_RECVFROM, unix.MSG_DONTWAIT
+	}
+	n, _, errno := unix.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), flags, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil
+}
+
+// rawRecvFD is recvmsg(2) on a non-blocking back-channel: the packet into
+// b, and the first file descriptor it carried (close-on-exec), or -1. Any
+// further descriptors are closed.
+func rawRecvFD(fd int, b []byte) (n, got int, err error) {
+	var oob [64]byte // room for a few descriptors: a child sends one
+	iov := unix.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
+	msg.SetControllen(len(oob))
+	r, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_CMSG_CLOEXEC)
+	if errno != 0 {
+		return -1, -1, errno
+	}
+	got = -1
+	if msg.Controllen > 0 {
+		got = firstFD(oob[:msg.Controllen])
+	}
+	return int(r), got, nil
+}
+
+// firstFD returns the first descriptor in a control message buffer, or -1,
+// and closes any others.
+func firstFD(oob []byte) int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return -1
+	}
+	first := -1
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if first < 0 {
+				first = fd
+				continue
+			}
+			unix.Close(fd)
+		}
+	}
+	return first
 }

@@ -75,13 +75,16 @@ func (p *Pool) reap(s *slot) {
 	p.closeChannel(s)
 	p.poll.remove(s.pidfd)
 	unix.Close(s.pidfd)
-	p.noteExit(s, exitText(ws, err))
+	now := p.noteExit(s, ws, err)
 	from := s.state
 	p.step(s, evReap)
 	*s = slot{num: s.num, pidfd: -1, ch: -1}
 	p.mode.moved(s, from, empty, evReap)
 	p.ready.check(p)
 	p.changedState()
+	if now {
+		p.replaceNow()
+	}
 }
 
 // readRest reads what an exited child sent last and the master has not
@@ -103,15 +106,28 @@ func (p *Pool) readRest(s *slot) {
 // noteExit logs a child's end and feeds the backoff. A child that died
 // young or before its hello, or that the master killed before it served a
 // connection (garbage, no hello, a missed ping), counts as a start failure
-// of the current generation's worker.
-func (p *Pool) noteExit(s *slot, exit string) {
+// of the current generation's worker. A child killed from outside (an OOM
+// kill, oom.go) after it served does not: it reports true, to be replaced
+// at once.
+func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
+	exit := exitText(ws, err)
 	age := p.now.Sub(s.started).Round(time.Millisecond)
+	by := p.killedBy(s, ws)
 	if s.fate == draining || s.fate == killed && s.reason == "stop" {
+		if by != notKilled {
+			p.logKill(s, by, exit, age)
+		}
 		p.log.Debug("child exited", "event", "exit", "slot", s.num, "pid", s.pid, "exit", exit)
-		return
+		return false
 	}
 	p.stats.Respawned++
 	p.replace++
+	if by != notKilled {
+		p.logKill(s, by, exit, age)
+		if s.served > 0 {
+			return true
+		}
+	}
 	switch {
 	case s.fate == killed && s.served == 0 && s.gen == p.gen:
 		p.backoff.fail(p.now, "killed before serving: "+s.reason)
@@ -126,6 +142,7 @@ func (p *Pool) noteExit(s *slot, exit string) {
 	default:
 		p.log.Warn("child died", "event", "crash", "slot", s.num, "pid", s.pid, "exit", exit, "age", age)
 	}
+	return false
 }
 
 // exitText describes a wait status the way a person reads it.
@@ -142,8 +159,9 @@ func exitText(ws unix.WaitStatus, err error) string {
 }
 
 // retire tells slot s to finish and exit: a drain order for a child that
-// speaks the protocol, SIGTERM for a shared-mode child.
-func (p *Pool) retire(s *slot, why string) {
+// speaks the protocol, SIGTERM for a shared-mode child. attrs are logged
+// with the reason.
+func (p *Pool) retire(s *slot, why string, attrs ...any) {
 	if s.ending() {
 		return
 	}
@@ -155,10 +173,10 @@ func (p *Pool) retire(s *slot, why string) {
 	p.mode.drain(s)
 	if why != "stop" {
 		event := "retire"
-		if why == "recycled" {
+		if why == "recycled" || why == "memory" {
 			event = "recycled"
 		}
-		p.log.Info("retiring child", "event", event, "slot", s.num, "pid", s.pid, "reason", why)
+		p.log.Info("retiring child", append([]any{"event", event, "slot", s.num, "pid", s.pid, "reason", why}, attrs...)...)
 	}
 	p.changedState()
 }

@@ -17,7 +17,7 @@ package prefork
 // much late: --busy-timeout counts from when the master read it.
 
 // kindReports marks the nested set's event in the loop's set.
-const kindReports kind = kindPidfd + 1
+const kindReports kind = kindTimer + 1
 
 // harvestRounds bounds one harvest: each round reads one message from every
 // channel that has one, so a chatty child cannot hold the loop.

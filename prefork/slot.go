@@ -30,8 +30,10 @@ type slot struct {
 	pingSentAt time.Time     // zero: no ping outstanding
 	caps       protocol.Caps // what its Hello said it understands
 	request    string        // what the child said it serves (Request), while busy
+	usage      usage         // memory and CPU, as last read (memory.go)
 
 	quitAt   time.Time // SIGQUIT sent for a busy timeout (zero: not sent)
+	slowAt   time.Time // since of the busy spell logged as slow (zero: none)
 	deadline time.Time // draining and not busy: kill if still alive then
 	reason   string    // why the master ended it, for the log
 }

@@ -8,21 +8,30 @@ import (
 
 // Stats are the pool's counters since Run started.
 type Stats struct {
-	Served      uint64    `json:"served"`       // connections accepted by children
-	Orders      uint64    `json:"orders"`       // accept orders sent (dispatch mode)
-	KeepOrders  uint64    `json:"keep_orders"`  // of them, KeepAccepting orders (more waited than children were idle)
-	Spawned     uint64    `json:"spawned"`      // children started
-	Respawned   uint64    `json:"respawned"`    // children that died or were killed unasked, and were replaced
-	Hung        uint64    `json:"hung"`         // children that missed a deadline (ping, order, start, busy timeout)
-	Recycled    uint64    `json:"recycled"`     // children retired after --max-conn-per-child
-	Overloads   uint64    `json:"overloads"`    // times a connection waited with no idle child
-	Garbage     uint64    `json:"garbage"`      // children killed for a bad message
-	PingsFailed uint64    `json:"pings_failed"` // pings not answered in time
-	Reloads     uint64    `json:"reloads"`      // generations started by Reload
-	AtMax       bool      `json:"at_max"`       // the scaler wanted more children than --max-children
-	Stuck       bool      `json:"stuck"`        // connections wait, children idle, nothing accepted for a tick
-	LoopAt      time.Time `json:"loop_at"`      // when the master loop last turned over
-	Turns       uint64    `json:"turns"`        // times the master loop woke up
+	Served      uint64    `json:"served"`          // connections accepted by children
+	Orders      uint64    `json:"orders"`          // accept orders sent (dispatch mode)
+	KeepOrders  uint64    `json:"keep_orders"`     // of them, KeepAccepting orders (more waited than children were idle)
+	Spawned     uint64    `json:"spawned"`         // children started
+	Respawned   uint64    `json:"respawned"`       // children that died or were killed unasked, and were replaced
+	Hung        uint64    `json:"hung"`            // children that missed a deadline (ping, order, start, busy timeout)
+	Slow        uint64    `json:"slow"`            // busy spells that outlasted --slow-request, logged once each
+	Recycled    uint64    `json:"recycled"`        // children retired after --max-conn-per-child
+	MemRecycled uint64    `json:"memory_recycled"` // children retired over --max-child-memory
+	OOMKilled   uint64    `json:"oom_killed"`      // children killed by the kernel's OOM killer
+	Overloads   uint64    `json:"overloads"`       // times a connection waited with no idle child
+	Garbage     uint64    `json:"garbage"`         // children killed for a bad message
+	PingsFailed uint64    `json:"pings_failed"`    // pings not answered in time
+	Reloads     uint64    `json:"reloads"`         // generations started by Reload
+	AtMax       bool      `json:"at_max"`          // the scaler wanted more children than --max-children
+	Stuck       bool      `json:"stuck"`           // connections wait, children idle, nothing accepted for a tick
+	LoopAt      time.Time `json:"loop_at"`         // when the master loop last turned over
+	Turns       uint64    `json:"turns"`           // times the master loop woke up
+
+	// Under an accept filter (handoff.go):
+	Handoffs     uint64 `json:"handoffs,omitempty"`      // connections handed to a child (C)
+	HoldTimeouts uint64 `json:"hold_timeouts,omitempty"` // held connections closed after --hold-timeout
+	HeldClosed   uint64 `json:"held_closed,omitempty"`   // held connections the client closed first
+	Parked       uint64 `json:"parked,omitempty"`        // keep-alive connections given back by a child (K)
 
 	servedAtTick uint64
 	stuckTicks   int
@@ -38,12 +47,26 @@ type SlotInfo struct {
 	Served     uint64    `json:"served"`
 	Since      time.Time `json:"since"`             // in this state since
 	Request    string    `json:"request,omitempty"` // what it said it serves (R), while busy
+	Memory     uint64    `json:"memory_bytes"`      // resident memory at the last tick (RSS; docs/operations.md)
+	CPU        float64   `json:"cpu_seconds"`       // user + system CPU time used
 }
 
 // ListenerInfo is one listening socket and its accept queue.
 type ListenerInfo struct {
 	Name  string `json:"name"`
 	Queue int    `json:"queue"` // -1: the kernel does not tell
+}
+
+// HeldInfo is what the master holds under an accept filter: connections
+// accepted and not ready, ready and waiting for an idle child, and parked
+// (given back between two keep-alive requests).
+type HeldInfo struct {
+	Filter string        `json:"filter"`
+	Held   int           `json:"held"`   // all of them
+	Ready  int           `json:"ready"`  // of them, ready for a child: the scaler counts them as demand
+	Parked int           `json:"parked"` // of them, given back by a child
+	Oldest time.Duration `json:"oldest"` // how long the oldest has been held (or parked)
+	Max    int           `json:"max"`    // --max-held
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.
@@ -67,6 +90,7 @@ type Snapshot struct {
 	Stats      Stats          `json:"stats"`
 	Listeners  []ListenerInfo `json:"listeners"`
 	Slots      []SlotInfo     `json:"slots"`
+	Held       *HeldInfo      `json:"held,omitempty"` // under an accept filter in dispatch mode
 
 	pingFailing bool
 }
@@ -112,13 +136,17 @@ func (p *Pool) snapshot() Snapshot {
 			s.count(sl)
 		}
 	}
+	if p.handoff != nil {
+		s.Held = p.handoff.info(now)
+	}
 	return s
 }
 
 func (s *Snapshot) count(sl *slot) {
 	letter := sl.letter()
 	s.Slots = append(s.Slots, SlotInfo{Slot: sl.num, State: string(letter), PID: sl.pid,
-		Generation: sl.gen, Served: sl.served, Since: sl.since, Request: sl.request})
+		Generation: sl.gen, Served: sl.served, Since: sl.since, Request: sl.request,
+		Memory: sl.usage.memory, CPU: sl.usage.cpu.Seconds()})
 	switch letter {
 	case 'S':
 		s.Starting++

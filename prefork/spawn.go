@@ -90,7 +90,7 @@ func (p *Pool) spawn(num int) (child, error) {
 		// the master, not some short-lived thread.
 		attr.Sys.Pdeathsig = syscall.SIGTERM
 	}
-	pid, err := syscall.ForkExec(p.program.Path, p.program.Args, attr)
+	pid, err := p.forkInto(num, attr) // cgroup.go
 	if err != nil {
 		if c.ch >= 0 {
 			unix.Close(c.ch)

@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/actd/actd/protocol"
 
@@ -19,6 +20,7 @@ func (p *Pool) tick() {
 	for _, s := range p.slots {
 		if s.live() {
 			p.checkSlot(s)
+			p.measure(s)
 			p.reports.starting = p.reports.starting || s.state.starting()
 		}
 	}
@@ -94,9 +96,10 @@ func (p *Pool) checkPing(s *slot) {
 	}
 }
 
-// checkBusy enforces BusyTimeout: SIGQUIT first (a Go child dumps its
-// goroutines), SIGKILL BusyKillGrace later.
+// checkBusy logs a slow request and enforces BusyTimeout: SIGQUIT first (a
+// Go child dumps its goroutines), SIGKILL BusyKillGrace later.
 func (p *Pool) checkBusy(s *slot) {
+	p.checkSlow(s)
 	if p.cfg.BusyTimeout <= 0 || p.now.Sub(s.since) <= p.cfg.BusyTimeout {
 		return
 	}
@@ -111,6 +114,19 @@ func (p *Pool) checkBusy(s *slot) {
 	if p.now.Sub(s.quitAt) > p.cfg.BusyKillGrace {
 		p.kill(s, "hung", fmt.Sprintf("busy for more than %v", p.cfg.BusyTimeout))
 	}
+}
+
+// checkSlow logs, once per busy spell, a child busy for longer than
+// SlowRequest (--slow-request), with the request it reported.
+func (p *Pool) checkSlow(s *slot) {
+	busyFor := p.now.Sub(s.since)
+	if p.cfg.SlowRequest <= 0 || busyFor <= p.cfg.SlowRequest || s.slowAt.Equal(s.since) {
+		return
+	}
+	s.slowAt = s.since
+	p.stats.Slow++
+	p.log.Warn("slow request", "event", "slow", "slot", s.num, "pid", s.pid,
+		"busy_for", busyFor.Round(time.Millisecond).String(), "request", s.request)
 }
 
 // scale applies one scaler decision to the current generation.
@@ -164,6 +180,9 @@ func (p *Pool) queued() int {
 	for _, l := range p.listeners {
 		n += max(l.queue-l.orders, 0)
 	}
+	if p.handoff != nil {
+		n += p.handoff.hold.ready // held, ready, no idle child yet
+	}
 	return n
 }
 
@@ -215,6 +234,9 @@ func (p *Pool) checkStuck() {
 				stuck = true
 			}
 		}
+	}
+	if p.handoff != nil && p.handoff.full {
+		stuck = false // the kernel queues what the master, full, will not hold: by design
 	}
 	p.stats.Stuck = stuck && p.stats.stuckTicks > 0
 	if stuck {

@@ -11,7 +11,9 @@ import (
 //
 //	1  the first: H I B O S from children, A P D from the master
 //	2  Hello carries Caps; Request (text) from children
-const Version = 2
+//	3  Conn from the master and Keep from children, each with an fd, to and
+//	   from workers that announce CapHandoff (accept filters)
+const Version = 3
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
 // A revision-1 worker sends 0 there, and gets revision-1 messages only.
@@ -22,7 +24,8 @@ type Caps uint16
 // must be 0.
 const (
 	// CapHandoff: the worker takes connections handed to it as a file
-	// descriptor over the back-channel (SCM_RIGHTS), for accept filters.
+	// descriptor over the back-channel (Conn, SCM_RIGHTS), for accept
+	// filters, and may give idle keep-alive ones back (Keep).
 	CapHandoff Caps = 1 << iota
 	// CapFork: the worker can fork children on the master's order
 	// (preload).

@@ -28,10 +28,10 @@ func SendFD(conn int, m Message, fd int) error {
 // descriptors, or one that came with a packet that is not a message, are
 // closed. n is 0 at EOF. The packet is not decoded: see Decode.
 func RecvFD(conn int, buf []byte) (n, fd int, err error) {
-	oob := make([]byte, unix.CmsgSpace(4*2))
-	n, oobn, _, _, err := unix.Recvmsg(conn, buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return 0, -1, err
+	var oob [64]byte // room for a few descriptors; no allocation per message
+	n, oobn, _, _, err := unix.Recvmsg(conn, buf, oob[:], unix.MSG_CMSG_CLOEXEC)
+	if err != nil || oobn == 0 {
+		return n, -1, err
 	}
 	fd = -1
 	for _, f := range receivedFDs(oob[:oobn]) {

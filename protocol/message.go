@@ -35,9 +35,11 @@ const (
 	Pong    Type = 'O' // child → master: answer to Ping; Value is the ping's sequence
 	Served  Type = 'S' // child → master: accepted and finished Value connections on Listener without a Busy
 	Request Type = 'R' // child → master, revision 2: the request in hand, as Text
+	Keep    Type = 'K' // child → master, revision 3: gives back an idle connection from Listener, its fd attached
 	Accept  Type = 'A' // master → child: accept one connection on Listener
 	Ping    Type = 'P' // master → child: answer with Pong and the same Value
 	Drain   Type = 'D' // master → child: finish the current connection, then exit
+	Conn    Type = 'C' // master → child, revision 3: serve the connection attached, from Listener
 )
 
 // types lists every type with what it is; the order is the order of the
@@ -47,17 +49,20 @@ var types = []struct {
 	name     string
 	child    bool // sent by children (else by the master)
 	text     bool // carries Text
+	fd       bool // carries a file descriptor (SCM_RIGHTS)
 	revision int  // the protocol revision that added it
 }{
-	{Hello, "hello", true, false, 1},
-	{Idle, "idle", true, false, 1},
-	{Busy, "busy", true, false, 1},
-	{Pong, "pong", true, false, 1},
-	{Served, "served", true, false, 1},
-	{Request, "request", true, true, 2},
-	{Accept, "accept", false, false, 1},
-	{Ping, "ping", false, false, 1},
-	{Drain, "drain", false, false, 1},
+	{Hello, "hello", true, false, false, 1},
+	{Idle, "idle", true, false, false, 1},
+	{Busy, "busy", true, false, false, 1},
+	{Pong, "pong", true, false, false, 1},
+	{Served, "served", true, false, false, 1},
+	{Request, "request", true, true, false, 2},
+	{Keep, "keep", true, false, true, 3},
+	{Accept, "accept", false, false, false, 1},
+	{Ping, "ping", false, false, false, 1},
+	{Drain, "drain", false, false, false, 1},
+	{Conn, "connection", false, false, true, 3},
 }
 
 // byType indexes types by type byte, for a lookup per message that costs
@@ -105,6 +110,13 @@ func (t Type) HasText() bool {
 	return ok && types[i].text
 }
 
+// HasFD reports whether messages of type t carry a file descriptor in
+// their SCM_RIGHTS ancillary data (SendFD, RecvFD); no other type may.
+func (t Type) HasFD() bool {
+	i, ok := lookup(t)
+	return ok && types[i].fd
+}
+
 // Since returns the protocol revision that added t, or 0 for an unknown type.
 func Since(t Type) int {
 	if i, ok := lookup(t); ok {
@@ -130,7 +142,7 @@ const KeepAcceptingBatch = 32
 // Message is one decoded back-channel message.
 type Message struct {
 	Type     Type
-	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served; Caps for Hello
+	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello
 	Value    uint32 // PID for Hello, sequence number for Ping and Pong, a count for Served
 	Text     string // Request only: at most MaxText bytes of UTF-8
 }

@@ -17,6 +17,8 @@ func TestMessageRoundTrip(t *testing.T) {
 		{Type: Accept, Listener: 65535},
 		{Type: Ping, Value: 7},
 		{Type: Drain},
+		{Type: Conn, Listener: 2},
+		{Type: Keep, Listener: 1},
 	} {
 		t.Run(m.Type.String(), func(t *testing.T) {
 			var buf [MaxPacket]byte
@@ -66,13 +68,26 @@ func TestTypeDirections(t *testing.T) {
 		child, master bool
 	}{
 		{Hello, true, false}, {Idle, true, false}, {Busy, true, false}, {Pong, true, false}, {Served, true, false},
-		{Request, true, false},
-		{Accept, false, true}, {Ping, false, true}, {Drain, false, true}, {'x', false, false},
+		{Request, true, false}, {Keep, true, false},
+		{Accept, false, true}, {Conn, false, true}, {Ping, false, true}, {Drain, false, true}, {'x', false, false},
 	} {
 		if tc.typ.FromChild() != tc.child || tc.typ.FromMaster() != tc.master {
 			t.Errorf("%v: FromChild, FromMaster = %v, %v; want %v, %v",
 				tc.typ, tc.typ.FromChild(), tc.typ.FromMaster(), tc.child, tc.master)
 		}
+	}
+}
+
+// TestHasFD: only Conn and Keep carry a file descriptor.
+func TestHasFD(t *testing.T) {
+	for _, e := range types {
+		want := e.t == Conn || e.t == Keep
+		if got := e.t.HasFD(); got != want {
+			t.Errorf("%v.HasFD() = %v, want %v", e.t, got, want)
+		}
+	}
+	if Type('x').HasFD() {
+		t.Errorf("unknown type: HasFD() = true, want false")
 	}
 }
 

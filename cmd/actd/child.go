@@ -41,11 +41,11 @@ func runChild(args []string) int {
 	case args[0] == "exec" && len(args) > 2:
 		err = worker.ExecProgram(args[2:])
 	case args[0] == "inetd" && len(args) > 2:
-		err = serveChild(worker.Inetd(args[2:]))
+		err = serveChild(func(ctx context.Context) error { return worker.ServeFD(ctx, worker.Inetd(args[2:])) })
 	case args[0] == "http" && len(args) == 2:
 		var delay time.Duration
 		if delay, err = time.ParseDuration(args[1]); err == nil {
-			err = serveChild(httpHandler(delay))
+			err = serveChild(func(ctx context.Context) error { return worker.ServeKeepFD(ctx, httpHandler(delay)) })
 		}
 	default:
 		err = fmt.Errorf("unknown child command %q", args)
@@ -60,8 +60,8 @@ func runChild(args []string) int {
 // serveChild serves until drained or orphaned. SIGTERM and SIGINT (from a
 // terminal or an operator) count as a drain: the connection in hand is
 // finished first.
-func serveChild(h worker.FDHandler) error {
+func serveChild(serve func(context.Context) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return worker.ServeFD(ctx, h)
+	return serve(ctx)
 }

@@ -35,30 +35,33 @@ var errDeadline = errors.New("request deadline passed")
 
 // httpHandler returns the built-in handler: a minimal HTTP/1.x responder
 // that answers every request with "slot=K pid=P\n" after waiting delay,
-// keeping the connection open as HTTP/1.1 allows. What is not HTTP/1.x gets
+// keeping the connection open as HTTP/1.1 allows. A connection handed over
+// under an accept filter (parkable) goes back to the master between two
+// requests, unless the next one comes within keepAliveGrace (givesBack). What is not HTTP/1.x gets
 // 400, too many or too long headers 431, a request slower than
 // requestDeadline 408, each followed by a close. It works on the blocking
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
-func httpHandler(delay time.Duration) worker.FDHandler {
+func httpHandler(delay time.Duration) worker.KeepFDHandler {
 	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
 	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
 	keep := append([]byte(head+"\r\n"), body...)
 	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
 	conn := &fdConn{}
 	r := bufio.NewReaderSize(conn, maxLine)
-	return func(fd int) {
+	var text requestText
+	return func(fd int, parkable bool) bool {
 		conn.open(fd)
 		r.Reset(conn)
 		for {
 			conn.begin()
-			again, status := readRequest(r)
+			again, status := readRequest(r, text.seen)
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow: nothing of a request came
 			}
 			if status != 0 {
 				conn.reject(status)
-				return
+				return false
 			}
 			if delay > 0 {
 				time.Sleep(delay)
@@ -67,10 +70,35 @@ func httpHandler(delay time.Duration) worker.FDHandler {
 			if !again {
 				resp = closing
 			}
-			if err := conn.writeAll(resp); err != nil || !again {
-				return
+			err := conn.writeAll(resp)
+			worker.Report("") // done with it
+			if err != nil || !again {
+				return false
+			}
+			if parkable && r.Buffered() == 0 && conn.givesBack() {
+				return true
 			}
 		}
+	}
+}
+
+// keepAliveGrace is how long a child with a handed-over keep-alive
+// connection waits for the next request before it gives the connection
+// back: a client that sends its requests back to back stays with the child
+// (no round trip through the master per request), an idle one costs no
+// child.
+const keepAliveGrace = time.Millisecond
+
+// givesBack reports whether the connection is to go back to the master:
+// nothing of a next request arrives within keepAliveGrace.
+func (c *fdConn) givesBack() bool {
+	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(keepAliveGrace/time.Millisecond))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err == nil && n == 0
 	}
 }
 

@@ -19,7 +19,7 @@ func BenchmarkHandlerKeepAlive(b *testing.B) {
 	done := make(chan struct{})
 	h := httpHandler(0)
 	go func() {
-		h(fds[1])
+		h(fds[1], false)
 		unix.Close(fds[1])
 		close(done)
 	}()
@@ -58,6 +58,6 @@ func BenchmarkReadRequest(b *testing.B) {
 	r := bufio.NewReaderSize(&repeatReader{b: req}, 8192)
 	b.ReportAllocs()
 	for b.Loop() {
-		readRequest(r)
+		readRequest(r, nil)
 	}
 }

@@ -26,9 +26,11 @@ const closeQuietly = -1
 //   - a request not complete within requestDeadline, or a wait for bytes
 //     longer than keepAliveIdle: 408; the client's close: closeQuietly
 //
-// It returns whether the client wants the connection kept open and 0, or
-// the status to answer before closing.
-func readRequest(r *bufio.Reader) (keepAlive bool, status int) {
+// It calls seen, if set, with a valid request line (without its end of
+// line; the slice is good only during the call). It returns whether the
+// client wants the connection kept open and 0, or the status to answer
+// before closing.
+func readRequest(r *bufio.Reader, seen func(line []byte)) (keepAlive bool, status int) {
 	line, err := r.ReadSlice('\n')
 	if err != nil {
 		return false, readStatus(err, 400)
@@ -36,6 +38,9 @@ func readRequest(r *bufio.Reader) (keepAlive bool, status int) {
 	keepAlive, status = parseRequestLine(trimEOL(line))
 	if status != 0 {
 		return false, status
+	}
+	if seen != nil {
+		seen(trimEOL(line))
 	}
 	length, size := 0, len(line)
 	for n := 0; ; n++ {

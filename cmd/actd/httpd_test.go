@@ -44,7 +44,7 @@ func serveOne(t *testing.T) (net.Conn, <-chan struct{}) {
 	done := make(chan struct{})
 	h := httpHandler(0)
 	go func() {
-		h(fd)
+		h(fd, false)
 		unix.Close(fd)
 		close(done)
 	}()

@@ -198,10 +198,17 @@ func (m *master) config() *config.Config {
 }
 
 // exit reports how the group ended and returns the exit status: 0 after a
-// drain, 71 when a member (the pool, a side service) failed.
+// drain, 78 when the pool found its settings cannot work (a worker that
+// cannot take handed-over connections under an accept filter), 71 when a
+// member (the pool, a side service) failed otherwise.
 func (m *master) exit(err error) int {
 	m.report.refresh()
 	m.report.flush()
+	var fe *prefork.FieldError
+	if errors.As(err, &fe) {
+		m.fail(err)
+		return exitConfig
+	}
 	if err != nil {
 		m.fail(err)
 		return exitOSErr

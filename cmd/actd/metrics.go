@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/actd/actd/activation"
+	"github.com/actd/actd/prefork"
 )
 
 // Bounds of the metrics server: no number of scrapers takes more than
@@ -125,9 +127,44 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("spawned", "Children started.", s.Stats.Spawned)
 	mw.counter("respawned", "Children that died or were killed unasked.", s.Stats.Respawned)
 	mw.counter("hung", "Children that missed a deadline.", s.Stats.Hung)
+	mw.counter("slow_requests", "Busy spells longer than --slow-request.", s.Stats.Slow)
 	mw.counter("recycled", "Children retired after --max-conn-per-child.", s.Stats.Recycled)
 	mw.counter("overloads", "Times a connection waited with no idle child.", s.Stats.Overloads)
 	mw.counter("garbage", "Children killed for a bad message.", s.Stats.Garbage)
 	mw.counter("pings_failed", "Pings not answered in time.", s.Stats.PingsFailed)
 	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
+	mw.counter("memory_recycled", "Children retired over --max-child-memory.", s.Stats.MemRecycled)
+	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
+	writeChildMetrics(mw, s.Slots)
+	if s.Held != nil {
+		writeHeldMetrics(mw, s)
+	}
+}
+
+// writeHeldMetrics writes what the master holds under an accept filter.
+func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
+	h := s.Held
+	name := mw.family("held", "gauge", "Connections the master holds under --accept-filter: waiting (not ready), ready (for an idle child), parked (given back between keep-alive requests).")
+	mw.sample(name, h.Held-h.Ready-h.Parked, "state", "waiting")
+	mw.sample(name, h.Ready, "state", "ready")
+	mw.sample(name, h.Parked, "state", "parked")
+	mw.gauge("held_max", "The --max-held setting.", h.Max)
+	mw.gauge("held_oldest_seconds", "How long the oldest held connection has been held.", h.Oldest.Seconds())
+	mw.counter("handoffs", "Connections handed to a child by the master.", s.Stats.Handoffs)
+	mw.counter("hold_timeouts", "Held connections closed after --hold-timeout.", s.Stats.HoldTimeouts)
+	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
+	mw.counter("parked", "Keep-alive connections children gave back to the master.", s.Stats.Parked)
+}
+
+// writeChildMetrics writes each live child's memory and CPU time, by slot,
+// as the master read them at its last tick.
+func writeChildMetrics(mw metricsWriter, slots []prefork.SlotInfo) {
+	name := mw.family("child_memory_bytes", "gauge", "A child's resident memory (RSS), by slot.")
+	for _, sl := range slots {
+		mw.sample(name, sl.Memory, "slot", strconv.Itoa(sl.Slot))
+	}
+	name = mw.family("child_cpu_seconds_total", "counter", "CPU time used by the slot's current child (user + system); restarts at 0 with each new child.")
+	for _, sl := range slots {
+		mw.sample(name, sl.CPU, "slot", strconv.Itoa(sl.Slot))
+	}
 }

@@ -46,26 +46,29 @@ func (r *reporter) run(ctx context.Context) error {
 // reportEvery, until ctx is done. After a refresh that returned a rate
 // above zero it calls refresh again rateRefresh later even without a
 // change, so the rate shown decays to zero; once it shows zero, only a
-// change wakes it: an idle pool costs no timer.
+// change wakes it: an idle pool costs no timer. One timer serves both the
+// rate limit and the decay, so a lone change costs one timer expiry, not
+// two (each wakes the Go runtime's monitor thread).
 func refreshOnChange(ctx context.Context, changes <-chan struct{}, refresh func() (rate float64)) {
-	decay := time.NewTimer(rateRefresh)
-	defer decay.Stop()
+	timer := time.NewTimer(rateRefresh)
+	defer timer.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-changes:
-		case <-decay.C:
+			if wait := reportEvery - time.Since(last); wait > 0 {
+				timer.Reset(wait) // the refresh then covers this change
+				continue
+			}
+		case <-timer.C:
 		}
+		last = time.Now()
 		if refresh() > 0 {
-			decay.Reset(rateRefresh)
+			timer.Reset(rateRefresh)
 		} else {
-			decay.Stop()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(reportEvery):
+			timer.Stop()
 		}
 	}
 }
@@ -123,6 +126,9 @@ func statusLine(s prefork.Snapshot, perSecond float64) string {
 	}
 	fmt.Fprintf(&b, "; queue %d; %d served, %.0f/s; %d respawned, %d hung",
 		s.Queue, s.Stats.Served, perSecond, s.Stats.Respawned, s.Stats.Hung)
+	if h := s.Held; h != nil {
+		fmt.Fprintf(&b, "; held %d (%d ready, %d parked), oldest %v", h.Held, h.Ready, h.Parked, h.Oldest.Round(100*time.Millisecond))
+	}
 	if s.Failures > 0 {
 		fmt.Fprintf(&b, "; worker failing (%s), %d in a row, backoff: next start in %v",
 			s.LastExit, s.Failures, s.RetryIn.Round(100*time.Millisecond))

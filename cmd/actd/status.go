@@ -135,15 +135,21 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		qs = append(qs, l.Name+"="+q)
 	}
 	fmt.Fprintf(w, "accept queues: %s\n", strings.Join(qs, " "))
+	if h := s.Held; h != nil {
+		fmt.Fprintf(w, "held (accept filter %s): %d of max %d: %d waiting, %d ready, %d parked; oldest %v; %d handed over, %d hold timeouts, %d closed by the client, %d parked in all\n",
+			h.Filter, h.Held, h.Max, h.Held-h.Ready-h.Parked, h.Ready, h.Parked, h.Oldest.Round(time.Millisecond),
+			s.Stats.Handoffs, s.Stats.HoldTimeouts, s.Stats.HeldClosed, s.Stats.Parked)
+	}
 	st := s.Stats
 	fmt.Fprintf(w, "totals: %d served, %d spawned, %d respawned, %d hung, %d recycled, %d overloads, %d garbage, %d reloads\n",
 		st.Served, st.Spawned, st.Respawned, st.Hung, st.Recycled, st.Overloads, st.Garbage, st.Reloads)
+	fmt.Fprintf(w, "memory: %d recycled over --max-child-memory, %d OOM-killed\n", st.MemRecycled, st.OOMKilled)
 	fmt.Fprintln(w, "states: S starting, I idle, A ordered to accept, B busy, R running, D draining, K killed, E exiting")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "SLOT\tSTATE\tPID\tGEN\tSERVED\tFOR\tREQUEST")
+	fmt.Fprintln(tw, "SLOT\tSTATE\tPID\tGEN\tSERVED\tFOR\tRSS\tCPU\tREQUEST")
 	for _, sl := range s.Slots {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%v\t%s\n", sl.Slot, sl.State, sl.PID, sl.Generation, sl.Served,
-			s.Taken.Sub(sl.Since).Round(time.Millisecond), printable(sl.Request))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%v\t%s\t%.2fs\t%s\n", sl.Slot, sl.State, sl.PID, sl.Generation, sl.Served,
+			s.Taken.Sub(sl.Since).Round(time.Millisecond), sizeText(sl.Memory), sl.CPU, printable(sl.Request))
 	}
 	tw.Flush()
 }
@@ -156,4 +162,18 @@ func printable(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// sizeText writes n bytes the way free(1) -h does: 512K, 23.4M, 1.2G;
+// "-" for a child not measured yet.
+func sizeText(n uint64) string {
+	switch {
+	case n == 0:
+		return "-"
+	case n < 1<<20:
+		return fmt.Sprintf("%dK", n>>10)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1fM", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1fG", float64(n)/(1<<30))
 }

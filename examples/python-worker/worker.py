@@ -12,11 +12,16 @@ Every actd child execs this program with the listening sockets at fds
 socket, at ACTD_CHANNEL_FD. The back-channel carries 8-byte messages,
 docs/protocol.md:
 
-    child -> master   H hello (value = pid)   I idle   B busy (listener)   O pong (value)
+    child -> master   H hello (value = pid, listener = capabilities)
+                      I idle   B busy (listener)   O pong (value)
     master -> child   A accept (listener)     P ping (value)   D drain
+                      C connection (listener, the socket attached: revision 3)
 
 dispatch:  wait for an A order, accept once, send B, serve, send I;
-           an accept that finds nothing sends I at once.
+           an accept that finds nothing sends I at once. Under an accept
+           filter (actd --accept-filter http) the master accepts itself and
+           sends C with the connection instead: send B, serve it, send I.
+           Our hello announces that we take such connections (HANDOFF).
 exclusive: once the master says A (its go-ahead, given in slot order),
            register the listeners in our own epoll set (EPOLLEXCLUSIVE),
            send I, and accept by ourselves; still send B and I, answer P,
@@ -34,6 +39,7 @@ import struct
 
 VERSION = 1
 FORMAT = "!cBHI"  # type, version, listener (u16), value (u32): 8 bytes
+HANDOFF = 1  # capability bit 0: we take connections handed over (C)
 SLOT = os.environ.get("ACTD_SLOT", "?")
 
 
@@ -42,23 +48,27 @@ def send(channel, kind, listener=0, value=0):
 
 
 def receive(channel):
-    """Return the master's next message as (type, listener, value).
+    """Return the master's next message as (type, listener, value, conn).
 
-    The type is b"" when the master is gone (EOF). Anything that is not a
-    version-1 message ends the worker: the master sent garbage.
+    conn is the connection a C carries (a socket), else None. The type is
+    b"" when the master is gone (EOF). Anything that is not a version-1
+    message ends the worker: the master sent garbage.
     """
     try:
-        msg = channel.recv(16)
+        msg, fds, _, _ = socket.recv_fds(channel, 16, 1)
     except ConnectionResetError:
-        msg = b""
+        msg, fds = b"", []
     if not msg:
-        return b"", 0, 0
+        return b"", 0, 0, None
     if len(msg) != struct.calcsize(FORMAT):
         raise SystemExit(f"python-worker: garbage on the back-channel: {msg!r}")
     kind, version, listener, value = struct.unpack(FORMAT, msg)
     if version != VERSION:
         raise SystemExit(f"python-worker: protocol version {version}, want {VERSION}")
-    return kind, listener, value
+    if (kind == b"C") != (len(fds) == 1):
+        raise SystemExit(f"python-worker: {kind!r} with {len(fds)} file descriptors")
+    conn = socket.socket(fileno=fds[0]) if fds else None
+    return kind, listener, value, conn
 
 
 def serve(conn):
@@ -98,10 +108,15 @@ def accept(channel, index, listener):
 def dispatch(channel, listeners):
     """Carry out the master's orders until a drain or EOF."""
     while True:
-        kind, index, value = receive(channel)
+        kind, index, value, conn = receive(channel)
         if kind == b"A":
             if not accept(channel, index, listeners[index]):
                 send(channel, b"I")  # nothing there: idle at once
+        elif kind == b"C":  # handed over, as if we had accepted it
+            conn.setblocking(True)
+            send(channel, b"B", index)
+            serve(conn)
+            send(channel, b"I")
         elif kind == b"P":
             send(channel, b"O", value=value)
         else:
@@ -115,7 +130,7 @@ def wait_for_go_ahead(channel):
     hands out go-aheads one at a time in slot order: so low slots stay hot.
     """
     while True:
-        kind, _, value = receive(channel)
+        kind, _, value, _ = receive(channel)
         if kind == b"A":
             return True
         if kind != b"P":
@@ -136,7 +151,7 @@ def exclusive(channel, listeners):
     while True:
         ready = [fd for fd, _ in ep.poll()]
         if channel.fileno() in ready:  # orders first: a drain wins over a waiting connection
-            kind, _, value = receive(channel)
+            kind, _, value, _ = receive(channel)
             if kind == b"A":  # a lower slot registered after us: to the back of the queue
                 for listener in listeners:
                     ep.unregister(listener)
@@ -162,7 +177,7 @@ def main():
     for listener in listeners:
         listener.setblocking(False)  # already so in the file; tell Python too
     channel = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
-    send(channel, b"H", value=os.getpid())
+    send(channel, b"H", HANDOFF, os.getpid())
     send(channel, b"I")
     if mode == "exclusive":
         exclusive(channel, listeners)

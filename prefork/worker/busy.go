@@ -46,12 +46,15 @@ type lateBusy struct {
 	err      error // of a send by fire, returned by done
 	pending  uint32
 	flushed  time.Duration // when short connections were last reported
+	request  requestReport // the request in hand (request.go)
 }
 
 func newLateBusy(ch channel) *lateBusy {
 	b := &lateBusy{ch: ch, base: time.Now()}
 	b.timer = time.AfterFunc(time.Hour, b.fire)
 	b.timer.Stop()
+	b.request.allowed = requestsAllowed()
+	current.Store(b)
 	return b
 }
 
@@ -59,23 +62,33 @@ func (b *lateBusy) now() time.Duration { return time.Since(b.base) }
 
 // fire reports the connection in hand busy, after the short ones before it
 // (the master takes Served from an idle child only), once it has run
-// busyReportAfter; for a younger one it sets the timer again.
+// busyReportAfter; for a younger one it sets the timer again. Then it
+// reports the request in hand, if due (requestDue).
 func (b *lateBusy) fire() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.armed = false
-	if !b.active || b.reported {
+	if !b.active {
 		return
 	}
-	if age := b.now() - b.started; age < busyReportAfter {
-		b.armed = true
-		b.timer.Reset(max(busyReportAfter-age, busyRecheck))
-		return
+	if !b.reported {
+		if age := b.now() - b.started; age < busyReportAfter {
+			b.rearm(age)
+			return
+		}
+		b.reported = true
+		if b.err = b.flushLocked(); b.err == nil {
+			b.err = b.ch.send(protocol.Busy, b.listener, 0)
+		}
 	}
-	b.reported = true
-	if b.err = b.flushLocked(); b.err == nil {
-		b.err = b.ch.send(protocol.Busy, b.listener, 0)
-	}
+	b.requestDue()
+}
+
+// rearm sets the timer again for a report due busyReportAfter after
+// something now age old, or busyRecheck from now if that is later.
+func (b *lateBusy) rearm(age time.Duration) {
+	b.armed = true
+	b.timer.Reset(max(busyReportAfter-age, busyRecheck))
 }
 
 // start notes a connection on listener.
@@ -83,6 +96,7 @@ func (b *lateBusy) start(listener int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.active, b.reported, b.started, b.listener = true, false, b.now(), listener
+	b.request.clear()
 	if !b.armed {
 		b.armed = true
 		b.timer.Reset(busyReportAfter)
@@ -97,6 +111,7 @@ func (b *lateBusy) done(idle bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.active = false
+	b.request.clear()
 	if b.reported {
 		err := b.err
 		b.err = nil

@@ -49,10 +49,48 @@ func (c channel) recv() (protocol.Message, error) {
 	}
 }
 
+// recvFD is recv for a channel that may carry connections (Conn, its fd
+// attached): it returns the fd too, or -1. A descriptor where the type has
+// none, or none where it has one, is garbage (and closed).
+func (c channel) recvFD() (protocol.Message, int, error) {
+	var buf [protocol.MaxPacket]byte
+	for {
+		n, fd, err := protocol.RecvFD(int(c), buf[:])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ECONNRESET) || (err == nil && n == 0):
+			closeFD(fd)
+			return protocol.Message{}, -1, io.EOF
+		case err != nil:
+			return protocol.Message{}, -1, fmt.Errorf("read back-channel: %w", err)
+		}
+		m, err := protocol.Decode(buf[:n])
+		switch {
+		case err == nil && !m.Type.FromMaster():
+			err = fmt.Errorf("%w: %v from the master", protocol.ErrGarbage, m.Type)
+		case err == nil && m.Type.HasFD() != (fd >= 0):
+			err = fmt.Errorf("%w: %v with a file descriptor missing or extra", protocol.ErrGarbage, m.Type)
+		}
+		if err != nil || !m.Type.HasFD() {
+			closeFD(fd)
+			fd = -1
+		}
+		return m, fd, err
+	}
+}
+
+func closeFD(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
 // order reads master message m as an order: it answers a Ping itself and
 // returns 0, returns Accept or Drain for the caller to carry out, and an
 // error wrapping protocol.ErrGarbage for any other type (the master sends a
-// worker only what its Hello's capabilities name: this library names none).
+// worker only what its Hello's capabilities name: this library names
+// handoff, whose Conn serveDispatch takes before it asks order).
 // Every wait for the master goes through it, so every mode treats a
 // message alike.
 func (c channel) order(m protocol.Message) (protocol.Type, error) {

@@ -16,5 +16,15 @@
 // It answers pings, and returns nil after a drain order or when the master
 // is gone (EOF on the back-channel), always after finishing the connection
 // in hand. The handler's connection is closed when the handler returns.
-// docs/protocol.md is the reference.
+//
+// A server that takes a net.Listener (net/http, and the frameworks built on
+// it) runs unchanged on Listener instead:
+//
+//	l, err := worker.Listener()
+//	...
+//	err = http.Serve(l, worker.Requests(mux))
+//
+// Report, and the net/http middleware Requests, tell the master what the
+// connection in hand is serving, for `actd status`. docs/protocol.md is the
+// reference for the protocol, docs/go.md for running Go servers.
 package worker

@@ -27,11 +27,8 @@ type connServer func(fd int)
 
 func (h Handler) server() connServer {
 	return func(fd int) {
-		f := os.NewFile(uintptr(fd), "conn")
-		c, err := net.FileConn(f) // a duplicate, switched to non-blocking for the netpoller
-		f.Close()
-		if err != nil {
-			os.Stderr.WriteString("actd worker: " + err.Error() + "\n")
+		c := newConn(fd, nil)
+		if c == nil {
 			return
 		}
 		defer c.Close()
@@ -74,6 +71,13 @@ func ServeEnv(ctx context.Context, env Env, h Handler) error {
 }
 
 func serveEnv(ctx context.Context, env Env, h connServer) error {
+	return serveEnvKeep(ctx, env, h, nil)
+}
+
+// serveEnvKeep is serveEnv with keep, which serves the connections the
+// master hands over and may give them back (handoff.go); nil: h serves
+// them, to their end.
+func serveEnvKeep(ctx context.Context, env Env, h connServer, keep keepServer) error {
 	env.closeOnExec()
 	// Start the runtime's poller now, while fds are free: timers (the
 	// pause after EMFILE, a handler's sleep) need it, and a runtime that
@@ -85,7 +89,9 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 	case protocol.Exclusive:
 		return serveChannel(ctx, env, h, serveExclusive)
 	}
-	return serveChannel(ctx, env, h, serveDispatch)
+	return serveChannel(ctx, env, h, func(env Env, ch channel, h connServer) error {
+		return serveDispatch(env, ch, h, keep)
+	})
 }
 
 // serveChannel says hello and idle on the back-channel, then serves in
@@ -96,7 +102,7 @@ func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, cha
 	// blocked read return EOF.
 	stop := context.AfterFunc(ctx, func() { unix.Shutdown(env.Channel, unix.SHUT_RD) })
 	defer stop()
-	if err := ch.send(protocol.Hello, 0, uint32(os.Getpid())); err != nil {
+	if err := ch.send(protocol.Hello, int(protocol.CapHandoff), uint32(os.Getpid())); err != nil {
 		return err
 	}
 	if err := ch.send(protocol.Idle, 0, 0); err != nil {
@@ -105,14 +111,21 @@ func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, cha
 	return mode(env, ch, h)
 }
 
-// serveDispatch waits for orders on the back-channel.
-func serveDispatch(env Env, ch channel, h connServer) error {
+// serveDispatch waits for orders on the back-channel, and for connections
+// handed over (Conn) under an accept filter.
+func serveDispatch(env Env, ch channel, h connServer, keep keepServer) error {
 	var p pause
 	report := newLateBusy(ch)
 	for {
-		m, err := ch.recv()
+		m, fd, err := ch.recvFD()
 		if err != nil {
 			return endOf(err)
+		}
+		if m.Type == protocol.Conn {
+			if err := serveHanded(env, ch, h, keep, m, fd); err != nil {
+				return err
+			}
+			continue
 		}
 		order, err := ch.order(m)
 		switch {
@@ -145,7 +158,7 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 		p.reset()
 	}
 	if c >= 0 {
-		if err := ch.send(protocol.Busy, l, 0); err != nil {
+		if err := report.busyNow(l); err != nil {
 			unix.Close(c)
 			return err
 		}
@@ -156,7 +169,7 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 			}
 		}
 	}
-	return ch.send(protocol.Idle, 0, 0)
+	return report.idleNow()
 }
 
 // keepAccepting accepts and serves the connections waiting on listener l

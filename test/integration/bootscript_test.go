@@ -5,7 +5,10 @@ package integration
 // bootScript is run by bash as the first process of the box's new namespaces
 // (unshare --pid --fork --mount --uts --ipc --cgroup); $1 is an empty
 // directory for the box's root tmpfs, $2 the box's name, $3 "own" when the
-// box has its own network namespace (unshare --net). It builds an overlay
+// box has its own network namespace (unshare --net), $4 "hybrid" when the
+// box joined v1 memory and name=systemd cgroups (memorybox_test.go), so
+// that its systemd runs in the hybrid layout with a memory controller, and
+// "v2" otherwise. It builds an overlay
 // of the host's / with a tmpfs upper layer, pivot_roots into it and only
 // then execs systemd: systemd must never see the host's root, or its
 // tmpfiles empty the host's /tmp.
@@ -25,7 +28,14 @@ mount --bind "$M/proc/sys" "$M/proc/sys"
 mount -o remount,bind,ro "$M/proc/sys"
 mount -t sysfs -o ro sysfs "$M/sys"
 mount -t tmpfs -o mode=755 tmpfs "$M/sys/fs/cgroup"
-mount -t cgroup2 cgroup2 "$M/sys/fs/cgroup"
+if [ "$4" = hybrid ]; then
+	mkdir "$M/sys/fs/cgroup/unified" "$M/sys/fs/cgroup/memory" "$M/sys/fs/cgroup/systemd"
+	mount -t cgroup2 cgroup2 "$M/sys/fs/cgroup/unified"
+	mount -t cgroup -o memory cgroup "$M/sys/fs/cgroup/memory"
+	mount -t cgroup -o none,name=systemd cgroup "$M/sys/fs/cgroup/systemd"
+else
+	mount -t cgroup2 cgroup2 "$M/sys/fs/cgroup"
+fi
 mount -t tmpfs -o mode=755 tmpfs "$M/dev"
 for d in null zero full random urandom tty; do
 	touch "$M/dev/$d"

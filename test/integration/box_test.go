@@ -35,6 +35,7 @@ type Box struct {
 	unshare *exec.Cmd
 	exited  chan struct{}
 	log     *logBuffer
+	v1      []string // v1 cgroups (memory, name=systemd) the box joins; none on pure v2
 }
 
 // boxNameClean turns a test name into a cgroup and host name.
@@ -45,6 +46,10 @@ type BoxConfig struct {
 	// OwnNetwork gives the box its own network namespace with only lo, up.
 	// Reach it with Box.Dial. By default the box shares the host's network.
 	OwnNetwork bool
+	// Memory gives the box a memory controller that enforces MemoryMax=
+	// (memorybox_test.go): on a hybrid host, the v1 memory hierarchy.
+	// The test skips where there is none.
+	Memory bool
 }
 
 // NewBox boots a box for t that shares the host's network and waits until
@@ -71,6 +76,9 @@ func NewBoxWith(t *testing.T, cfg BoxConfig) *Box {
 	}
 	b := &Box{Name: name, t: t, exited: make(chan struct{}), log: new(logBuffer)}
 	b.cgroup = newBoxCgroup(t, name) // its cleanup runs after the kill below
+	if cfg.Memory {
+		b.v1 = memoryCgroups(t, b.cgroup, name) // likewise
+	}
 	dir := t.TempDir()
 	b.start(dir, cfg)
 	t.Cleanup(b.kill)
@@ -119,7 +127,14 @@ func (b *Box) start(dir string, cfg BoxConfig) {
 		args = append(args, "--net")
 		network = "own"
 	}
-	cmd := exec.Command("unshare", append(args, "bash", script, root, b.Name, network)...)
+	layout := "v2"
+	if len(b.v1) > 0 {
+		layout = "hybrid"
+	}
+	cmd := exec.Command("unshare", append(args, "bash", script, root, b.Name, network, layout)...)
+	if len(b.v1) > 0 {
+		cmd = joinV1(b.v1, cmd)
+	}
 	cmd.Stdin = nil
 	cmd.Stdout = b.log
 	cmd.Stderr = cmd.Stdout

@@ -25,6 +25,10 @@
 //  3. the harness waits until `systemctl is-system-running` in the box says
 //     running or degraded.
 //
+// A box with BoxConfig.Memory enforces MemoryMax=: on a hybrid host it also
+// joins v1 memory and name=systemd cgroups of its own and mounts them, so
+// its systemd runs in the hybrid layout (memorybox_test.go).
+//
 // The box shares the host's network namespace: a test picks a free port on
 // 127.0.0.1, puts it into a socket drop-in, and its client loops (bounded in
 // count and time) connect from the host.

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAcceptFilterVisible: under --accept-filter http the built-in handler
+// answers through the hand-off, and a silent connection is held by the
+// master: status (JSON and text), STATUS= line and metrics show it; a
+// keep-alive connection given back shows as parked.
+func TestAcceptFilterVisible(t *testing.T) {
+	addr := freeAddr(t)
+	a := startActd(t, nil, "--accept-filter", "http", "--metrics-listen", addr)
+	if body, err := a.get(); err != nil {
+		t.Fatalf("request through the hand-off: %q, %v", body, err)
+	}
+	silent, err := net.Dial("unix", a.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	kept, err := net.Dial("unix", a.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	kept.SetDeadline(time.Now().Add(10 * time.Second))
+	kept.Write([]byte("GET / HTTP/1.1\r\nHost: a\r\n\r\n"))
+	r := bufio.NewReader(kept)
+	if line, err := r.ReadString('\n'); line != "HTTP/1.1 200 OK\r\n" {
+		t.Fatalf("keep-alive answer %q, %v", line, err)
+	}
+	waitFor(t, "one held, one parked", 10*time.Second, func() bool {
+		h := a.status(t).Snapshot.Held
+		return h != nil && h.Held == 2 && h.Parked == 1
+	})
+	doc := a.status(t)
+	var text bytes.Buffer
+	printStatus(&text, doc, "")
+	for _, want := range []string{"held (accept filter http): 2 of max 4096: 1 waiting, 0 ready, 1 parked", "held 2 (0 ready, 1 parked)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("actd status lacks %q:\n%s", want, text.String())
+		}
+	}
+	_, body, err := scrape(addr, "/metrics")
+	for _, want := range []string{`actd_held{state="waiting"} 1`, `actd_held{state="parked"} 1`, "actd_handoffs_total 2\n", "actd_parked_total 1\n", "actd_held_max 4096\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q (%v):\n%s", want, err, body)
+		}
+	}
+}
+
+// TestAcceptFilterNeedsHandoff: a worker COMMAND that does not announce
+// the handoff capability, under a filter, stops actd at its first hello
+// with exit status 78 and a message naming the fix: no silent hang.
+func TestAcceptFilterNeedsHandoff(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	// A revision-1 worker: hello with no capabilities, idle, then it waits.
+	const worker = `import os, socket, struct, time
+ch = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
+ch.send(struct.pack("!cBHI", b"H", 1, 0, os.getpid())); ch.send(struct.pack("!cBHI", b"I", 1, 0, 0))
+time.sleep(30)`
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "--listen", "unix:"+filepath.Join(t.TempDir(), "s"),
+		"--accept-filter", "data", "--", python, "-c", worker)
+	cmd.Env = append(os.Environ(), envAsActd+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitConfig {
+		t.Errorf("exit status %d, want %d", code, exitConfig)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "does not take handed-off connections") || !strings.Contains(msg, "use --accept-filter none") {
+		t.Errorf("stderr %q: want the reason and the fix", msg)
+	}
+}

@@ -1,0 +1,91 @@
+package prefork
+
+import (
+	"errors"
+	"log/slog"
+	"syscall"
+
+	"github.com/actd/actd/cgroup"
+
+	"golang.org/x/sys/unix"
+)
+
+// Per-child control groups. Where systemd delegated the unit's v2 group
+// (Delegate=yes, and a writable cgroupfs: ProtectControlGroups=no), the
+// master moves itself into a leaf "master" and starts each child in a leaf
+// of its slot, "slot-N" (clone3 CLONE_INTO_CGROUP: no moment outside it).
+// With the v2 memory controller each leaf gets memory.max =
+// ChildMemoryMax, so a child that outgrows it is OOM-killed alone and the
+// others never feel it. Without delegation children share the unit's group,
+// as before.
+
+// arrange sets up per-child groups where g allows, and says once at start
+// what it could not do. It returns nil when children share the unit's group.
+func arrange(g cgroup.Groups, cfg Config, log *slog.Logger) *cgroup.Tree {
+	if !g.Delegated() {
+		if cfg.ChildMemoryMax > 0 {
+			log.Warn("--child-memory-max needs the unit's cgroup delegated (Delegate=yes, ProtectControlGroups=no): children share the unit's memory limit",
+				"cgroup", g.V2)
+		}
+		return nil
+	}
+	t, err := cgroup.Arrange(g)
+	if err != nil {
+		log.Warn("no per-child cgroups, children share the unit's group", "cgroup", g.V2, "err", err)
+		return nil
+	}
+	if !t.Memory() {
+		log.Warn("per-child cgroups without the memory controller: no per-child memory limit (the host keeps memory on the cgroup v1 hierarchy?); --max-child-memory and OOM reports still work",
+			"cgroup", g.V2, "child_memory_max", cfg.ChildMemoryMax)
+		return t
+	}
+	log.Info("per-child cgroups", "cgroup", g.V2, "child_memory_max", cfg.ChildMemoryMax)
+	return t
+}
+
+// forkInto starts the worker program with attr in slot num's group: born
+// there through clone3 (CLONE_INTO_CGROUP). Where clone3 is refused
+// (ENOSYS: systemd's seccomp filter refuses it under RestrictNamespaces=,
+// as it cannot look into clone3's flags, so that libc falls back to clone)
+// the child starts in the master's group and is moved right after its exec.
+// Without per-child groups it is plain ForkExec. It returns the child's PID
+// or ForkExec's error.
+func (p *Pool) forkInto(num int, attr *syscall.ProcAttr) (int, error) {
+	fd := p.childGroup(num)
+	if fd < 0 {
+		return syscall.ForkExec(p.program.Path, p.program.Args, attr)
+	}
+	defer unix.Close(fd)
+	if !p.mem.noClone3 {
+		attr.Sys.UseCgroupFD, attr.Sys.CgroupFD = true, fd
+		pid, err := syscall.ForkExec(p.program.Path, p.program.Args, attr)
+		attr.Sys.UseCgroupFD = false
+		if !errors.Is(err, syscall.ENOSYS) {
+			return pid, err
+		}
+		p.mem.noClone3 = true
+		p.log.Info("clone3 refused (a seccomp filter): children are moved into their cgroup just after their start")
+	}
+	pid, err := syscall.ForkExec(p.program.Path, p.program.Args, attr)
+	if err == nil {
+		if err := p.mem.tree.Move(num, pid); err != nil {
+			p.log.Warn("child cgroup", "slot", num, "pid", pid, "err", err)
+		}
+	}
+	return pid, err
+}
+
+// childGroup returns an open fd of slot num's group for spawn, or -1 when
+// children share the unit's group (or the leaf cannot be made: logged, and
+// the child starts in the master's group instead).
+func (p *Pool) childGroup(num int) int {
+	if p.mem.tree == nil {
+		return -1
+	}
+	fd, err := p.mem.tree.Leaf(num, p.cfg.ChildMemoryMax)
+	if err != nil {
+		p.log.Warn("child cgroup", "slot", num, "err", err)
+		return -1
+	}
+	return fd
+}

@@ -1,0 +1,290 @@
+package prefork
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/actd/actd/protocol"
+	"golang.org/x/sys/unix"
+)
+
+// The per-connection path under an accept filter (dispatch mode with
+// --accept-filter data or http), top to bottom:
+//
+//  1. accept: a listener is readable. The master accepts (up to a batch per
+//     event) and holds each connection (hold.go): no child yet.
+//  2. look: it peeks at the bytes the client has sent, at once and then at
+//     each arrival (the connection is in the loop's epoll set,
+//     edge-triggered), until the filter finds it ready; a client that
+//     closes is closed, one not ready within --hold-timeout too (http: 408
+//     first if some of a request came).
+//  3. handOff: the lowest idle child gets the ready connection in a C
+//     message (fd attached); the master closes its copy. Ready connections
+//     wait in order for the next idle child: the scaler counts them as
+//     demand.
+//  4. The child answers B, serves, and sends I; or, between two requests
+//     on a keep-alive connection, K with the connection (park), then I. A
+//     parked connection is held again, as in 2, and goes to whichever child
+//     is idle when its next request is in.
+//
+// Beyond --max-held connections the master stops watching the listeners:
+// new connections wait in the kernel's queue, and none held is dropped.
+// Children that did not announce protocol.CapHandoff cannot take C: the
+// first one's hello stops the pool with a *FieldError naming the filter.
+
+// acceptBatch bounds the connections accepted per listener event, so one
+// busy listener does not hold the loop (it stays readable: level-triggered).
+const acceptBatch = 64
+
+// handoffMode is the dispatch accept mode with an accept filter: the master
+// accepts, holds and hands over.
+type handoffMode struct {
+	p       *Pool
+	hold    *holder
+	full    bool // not watching the listeners: MaxHeld held
+	stalled bool // not watching the listeners: out of fds, until the next tick
+}
+
+func (x *handoffMode) table() *table { return handoffTable }
+
+// setup watches every listener, level-triggered.
+func (x *handoffMode) setup() error {
+	for _, l := range x.p.listeners {
+		if err := x.p.poll.add(l.FD, eventIn, kindListener, l.index); err != nil {
+			return err
+		}
+		l.armed = true
+	}
+	return nil
+}
+
+// readable accepts what waits on l and holds it.
+func (x *handoffMode) readable(l *listener) {
+	p := x.p
+	if p.stop != nil {
+		return
+	}
+	for range acceptBatch {
+		if x.hold.count >= p.cfg.MaxHeld {
+			x.full = true
+			x.watch()
+			return
+		}
+		fd, err := rawAccept(l.FD)
+		switch {
+		case err == unix.EINTR || err == unix.ECONNABORTED:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil:
+			p.log.Error("accept", "listener", l.Name, "err", err)
+			x.stalled = true
+			x.watch()
+			return
+		}
+		x.held(x.hold.add(fd, l.index, p.now, false))
+	}
+}
+
+// held looks at connection i, now held (accepted, parked, or with new
+// bytes): hands it over if ready, closes it if gone, else waits for bytes.
+func (x *handoffMode) held(i int) {
+	switch x.hold.look(i) {
+	case isGone:
+		x.p.stats.HeldClosed++
+		x.close(i)
+	case isReady:
+		x.hold.markReady(i)
+		x.handOff()
+	default:
+		x.poll(i)
+	}
+}
+
+// event: bytes (or the client's close) arrived on held connection i.
+func (x *handoffMode) event(i int) {
+	if i < len(x.hold.conns) && x.hold.conns[i].fd >= 0 && !x.hold.conns[i].ready {
+		x.held(i)
+	}
+}
+
+// poll registers connection i in the loop's set, once.
+func (x *handoffMode) poll(i int) {
+	c := &x.hold.conns[i]
+	if c.polled {
+		return
+	}
+	if err := x.p.poll.add(c.fd, eventIn|eventEdge|unix.EPOLLRDHUP, kindHeld, i); err != nil {
+		x.p.log.Error("watch held connection", "err", err)
+		x.close(i)
+		return
+	}
+	c.polled = true
+}
+
+// handOff gives ready connections to idle children, lowest slot first,
+// longest waiting first.
+func (x *handoffMode) handOff() {
+	p := x.p
+	for p.idle.len() > 0 && p.stop == nil {
+		i := x.hold.nextReady()
+		if i < 0 {
+			return
+		}
+		s := p.slots[p.idle.lowest()]
+		c := &x.hold.conns[i]
+		m := protocol.Message{Type: protocol.Conn, Listener: uint16(c.listener)}
+		if err := protocol.SendFD(s.ch, m, c.fd); err != nil {
+			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays ready, for the next child
+			continue
+		}
+		x.hold.takeReady()
+		p.idle.remove(s.num)
+		p.move(s, evHandoff)
+		s.listener = c.listener
+		p.stats.Handoffs++
+		x.close(i)
+	}
+}
+
+// close stops holding connection i and closes the master's copy (a child
+// may have it now).
+func (x *handoffMode) close(i int) {
+	if x.hold.conns[i].polled {
+		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
+	}
+	unix.Close(x.hold.release(i))
+	if x.full && x.hold.count < x.p.cfg.MaxHeld {
+		x.full = false
+		x.watch()
+	}
+}
+
+// park holds fd, given back by slot s (Keep) between two requests.
+func (x *handoffMode) park(s *slot, fd int) {
+	p := x.p
+	if p.stop != nil {
+		unix.Close(fd)
+		return
+	}
+	p.stats.Parked++
+	x.held(x.hold.add(fd, s.listener, p.now, true))
+}
+
+// expire closes the connections held longer than HoldTimeout without
+// becoming ready: with the http filter, those that sent part of a request
+// get 408 first; silent and parked ones are closed quietly.
+func (x *handoffMode) expire() {
+	p := x.p
+	for {
+		i := x.hold.expired(p.now.Add(-p.cfg.HoldTimeout))
+		if i < 0 {
+			return
+		}
+		c := &x.hold.conns[i]
+		if x.hold.filter == FilterHTTP && c.got > 0 {
+			x.answer408(c.fd)
+		}
+		p.stats.HoldTimeouts++
+		x.close(i)
+	}
+}
+
+// answer408 reads and drops what the client sent (so that the close does
+// not reset the connection before the answer is read), then writes 408,
+// without waiting for either.
+func (x *handoffMode) answer408(fd int) {
+	for range 4 {
+		if n, err := rawSendNow(fd, x.hold.peek, true); err != nil || n < len(x.hold.peek) {
+			break
+		}
+	}
+	rawSendNow(fd, response408, false)
+	unix.Shutdown(fd, unix.SHUT_WR)
+}
+
+var response408 = []byte("HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nContent-Length: 16\r\n" +
+	"Connection: close\r\n\r\nRequest Timeout\n")
+
+// watch starts or stops watching the listeners: stopped while full or
+// stalled, or once the pool stops.
+func (x *handoffMode) watch() {
+	on := !x.full && !x.stalled && x.p.stop == nil
+	for _, l := range x.p.listeners {
+		if l.armed == on {
+			continue
+		}
+		var events uint32
+		if on {
+			events = eventIn
+		}
+		if err := x.p.poll.arm(l.FD, events, kindListener, l.index); err != nil {
+			x.p.log.Error("watch listener", "listener", l.Name, "err", err)
+			continue
+		}
+		l.armed = on
+	}
+}
+
+// moved hands ready connections over when a child is idle, and stops the
+// pool at the hello of a worker that cannot take them.
+func (x *handoffMode) moved(s *slot, from, to state, ev event) {
+	switch {
+	case ev == evHello && !s.caps.Has(protocol.CapHandoff):
+		x.p.fail(errNoHandoff(x.p.cfg, s))
+	case to == idle && from != idle:
+		x.handOff()
+	}
+}
+
+// errNoHandoff is the error that stops a pool whose worker cannot take
+// connections handed over.
+func errNoHandoff(cfg Config, s *slot) error {
+	return &FieldError{Field: "accept-filter", Value: cfg.Filter,
+		Allowed: fmt.Sprintf("none for this worker: child %d (pid %d) does not take handed-off connections "+
+			"(its hello announces no handoff capability, docs/protocol.md); use --accept-filter none, "+
+			"or a worker that supports protocol revision 3 hand-off", s.num, s.pid)}
+}
+
+// tick times out held connections and watches the listeners again after
+// a stall.
+func (x *handoffMode) tick() {
+	x.expire()
+	if x.stalled {
+		x.stalled = false
+		x.watch()
+	}
+	x.handOff()
+}
+
+// hush: the listeners wake the loop already; quiet holds no connection.
+func (x *handoffMode) hush() {}
+
+func (x *handoffMode) scale() { x.p.scale() }
+
+func (x *handoffMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: protocol.Drain}) }
+
+// stop stops watching the listeners and closes what is held: no child
+// will take it.
+func (x *handoffMode) stop() {
+	x.watch()
+	for i := range x.hold.conns {
+		if x.hold.conns[i].fd >= 0 {
+			x.close(i)
+		}
+	}
+}
+
+// wantReports: always. A K carries a connection whose client may be
+// writing its next request, and a ready connection waits for the next I.
+func (x *handoffMode) wantReports() bool { return true }
+
+// info describes what is held at now, for a snapshot.
+func (x *handoffMode) info(now time.Time) *HeldInfo {
+	h := x.hold
+	in := &HeldInfo{Filter: h.filter.String(), Held: h.count, Ready: h.ready, Parked: h.parked, Max: x.p.cfg.MaxHeld}
+	if t := h.oldest(); !t.IsZero() {
+		in.Oldest = max(now.Sub(t), 0)
+	}
+	return in
+}

@@ -1,0 +1,314 @@
+package prefork
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actd/actd/protocol"
+	"golang.org/x/sys/unix"
+)
+
+// handoffPool is a pool of n idle children in the master's bookkeeping,
+// with real back-channels (the child ends are returned), under filter f, on
+// a real TCP listener whose address is returned.
+func handoffPool(t *testing.T, n int, f AcceptFilter) (*Pool, []int, net.Addr) {
+	t.Helper()
+	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
+		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
+	p.cfg.Filter, p.cfg.MaxChildren = f, max(n, 1)
+	p.mode, _ = newMode(p, protocol.Dispatch)
+	if p.handoff == nil {
+		t.Fatalf("filter %v in dispatch mode: got %T, want a handoffMode", f, p.mode)
+	}
+	p.table = p.mode.table()
+	for i := range n {
+		s := &slot{num: i, pidfd: -1, ch: -1, helloAt: p.now, state: idle, since: p.now, caps: protocol.CapHandoff}
+		p.slots = append(p.slots, s)
+		p.idle.add(i)
+	}
+	poll, err := newPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.poll = poll
+	t.Cleanup(poll.close)
+	children := backChannels(t, p)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	f2, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f2.Close() })
+	l, err := newListener(Listener{Name: "test", FD: int(f2.Fd())}, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.listeners = []*listener{l}
+	if err := p.mode.setup(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := range p.handoff.hold.conns {
+			if p.handoff.hold.conns[i].fd >= 0 {
+				p.handoff.close(i)
+			}
+		}
+	})
+	return p, children, ln.Addr()
+}
+
+// connFD returns one end of a connected stream socketpair, closed with the
+// test unless the code under test took it.
+func connFD(t *testing.T) int {
+	t.Helper()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(pair[1]) })
+	return pair[0]
+}
+
+// turns runs the loop's event handling until cond holds, for 5s at most.
+func turns(t *testing.T, p *Pool, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		events, err := p.poll.wait(time.Now().Add(20 * time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.now = time.Now()
+		for _, ev := range events {
+			p.handle(ev)
+		}
+	}
+}
+
+// handed reads the message waiting at child end fd: a C, whose connection
+// it returns as a net.Conn and listener.
+func handed(t *testing.T, fd int) (net.Conn, int) {
+	t.Helper()
+	var buf [protocol.MaxPacket]byte
+	n, cfd, err := protocol.RecvFD(fd, buf[:])
+	if err != nil {
+		t.Fatalf("read child end: %v", err)
+	}
+	m, err := protocol.Decode(buf[:n])
+	if err != nil || m.Type != protocol.Conn || cfd < 0 {
+		t.Fatalf("got %+v (fd %d, %v), want a C with a descriptor", m, cfd, err)
+	}
+	f := os.NewFile(uintptr(cfd), "handed")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, int(m.Listener)
+}
+
+// TestFilterReady: when each filter finds what a client sent so far
+// enough for a child.
+func TestFilterReady(t *testing.T) {
+	long := strings.Repeat("x", HeadLimit)
+	for _, tc := range []struct {
+		filter AcceptFilter
+		head   string
+		from   int
+		want   bool
+	}{
+		{FilterData, "", 0, false},
+		{FilterData, "G", 0, true},
+		{FilterHTTP, "GET / HTTP/1.1\r\nHost: a\r\n", 0, false},
+		{FilterHTTP, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 0, true},
+		{FilterHTTP, "GET / HTTP/1.0\n\n", 0, true},
+		{FilterHTTP, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 26, true}, // the CRLF before "from" counts
+		{FilterHTTP, "GET / HTTP/1.1\r\n\r", 0, false},
+		{FilterHTTP, long, 0, true}, // at the limit: the child answers 431
+		{FilterHTTP, long[:HeadLimit-1], 0, false},
+	} {
+		t.Run(tc.filter.String()+"/"+strings.ReplaceAll(tc.head[:min(len(tc.head), 30)], "\r\n", "|"), func(t *testing.T) {
+			if got := tc.filter.ready([]byte(tc.head), tc.from); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestParseFilter: the names round-trip; anything else is refused.
+func TestParseFilter(t *testing.T) {
+	for _, name := range []string{"none", "data", "http"} {
+		f, err := ParseFilter(name)
+		if err != nil || f.String() != name {
+			t.Errorf("ParseFilter(%q) = %v, %v; want %s, nil", name, f, err, name)
+		}
+	}
+	if _, err := ParseFilter("HTTP"); err == nil {
+		t.Errorf("ParseFilter(%q): got nil, want an error", "HTTP")
+	}
+}
+
+// TestHandoffWhenReady: a connection goes to the lowest idle child only
+// once its request head is complete, as the very socket the client wrote
+// to, with nothing of it read; the slot is then ordered.
+func TestHandoffWhenReady(t *testing.T) {
+	p, children, addr := handoffPool(t, 2, FilterHTTP)
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("GET / HTTP/1.1\r\nHost: a\r\n"))
+	turns(t, p, func() bool { return p.handoff.hold.count == 1 && p.handoff.hold.conns[0].got > 0 })
+	if got := received(t, children[0]); len(got) != 0 {
+		t.Fatalf("before the head is complete: child got %q, want nothing", got)
+	}
+	c.Write([]byte("\r\n"))
+	turns(t, p, func() bool { return p.handoff.hold.count == 0 })
+	conn, l := handed(t, children[0])
+	if l != 0 || p.slots[0].state != ordered || p.stats.Handoffs != 1 {
+		t.Errorf("got listener %d, slot 0 %v, handoffs %d; want 0, ordered, 1", l, p.slots[0].state, p.stats.Handoffs)
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if line != "GET / HTTP/1.1\r\n" {
+		t.Errorf("child read %q (%v), want the request line", line, err)
+	}
+	conn.Write([]byte("answer\n"))
+	if got, _ := bufio.NewReader(c).ReadString('\n'); got != "answer\n" {
+		t.Errorf("client read %q, want %q", got, "answer\n")
+	}
+}
+
+// TestHoldTimeout: a held connection not ready within HoldTimeout is closed:
+// with the http filter after a 408 if part of a request came, quietly if
+// nothing came.
+func TestHoldTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		filter AcceptFilter
+		send   string
+		want   string
+	}{
+		{FilterHTTP, "GET / HTTP/1.1\r\nHost", "HTTP/1.1 408 Request Timeout\r\n"},
+		{FilterHTTP, "", ""},
+		{FilterData, "", ""},
+	} {
+		t.Run(tc.filter.String()+"/"+map[bool]string{true: "partial", false: "silent"}[tc.send != ""], func(t *testing.T) {
+			p, _, addr := handoffPool(t, 1, tc.filter)
+			p.cfg.HoldTimeout = time.Second
+			c, err := net.Dial("tcp", addr.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Write([]byte(tc.send))
+			turns(t, p, func() bool { return p.handoff.hold.count == 1 && p.handoff.hold.conns[0].got == len(tc.send) })
+			p.now = p.now.Add(999 * time.Millisecond)
+			p.handoff.expire()
+			if p.handoff.hold.count != 1 {
+				t.Fatalf("before the timeout: held %d, want 1", p.handoff.hold.count)
+			}
+			p.now = p.now.Add(2 * time.Millisecond)
+			p.handoff.expire()
+			if p.handoff.hold.count != 0 || p.stats.HoldTimeouts != 1 {
+				t.Fatalf("after the timeout: held %d, timeouts %d; want 0, 1", p.handoff.hold.count, p.stats.HoldTimeouts)
+			}
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(c)
+			if !strings.HasPrefix(string(got), tc.want) || tc.want == "" && len(got) > 0 {
+				t.Errorf("client read %q (%v), want %q first", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMaxHeld: beyond MaxHeld the master stops accepting and leaves
+// connections in the kernel's queue; it takes them again once one it held
+// has gone, and drops none.
+func TestMaxHeld(t *testing.T) {
+	p, _, addr := handoffPool(t, 1, FilterData)
+	p.cfg.MaxHeld = 2
+	var conns []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	turns(t, p, func() bool { return p.handoff.hold.count == 2 && p.handoff.full })
+	if p.listeners[0].armed {
+		t.Errorf("full: listener still watched")
+	}
+	if q, _ := queueDepth(p.listeners[0].FD); q != 1 {
+		t.Errorf("full: accept queue %d, want 1", q)
+	}
+	conns[0].Close()
+	turns(t, p, func() bool { return p.handoff.hold.count == 2 && p.stats.HeldClosed == 1 })
+	if q, _ := queueDepth(p.listeners[0].FD); q != 0 {
+		t.Errorf("after a close: accept queue %d, want 0", q)
+	}
+}
+
+// TestParkAndHandAgain: a connection a child gives back (K) is held until
+// its next request is in, then handed to the lowest idle child, which may
+// be another one; the client's connection is the same.
+func TestParkAndHandAgain(t *testing.T) {
+	p, children, addr := handoffPool(t, 2, FilterHTTP)
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("GET /1 HTTP/1.1\r\n\r\n"))
+	turns(t, p, func() bool { return p.stats.Handoffs == 1 })
+	conn, _ := handed(t, children[0])
+	s := p.slots[0]
+	if err := p.onMessage(s, protocol.Message{Type: protocol.Busy}); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(conn).ReadString('\n'); line != "GET /1 HTTP/1.1\r\n" {
+		t.Fatalf("slot 0 read %q, want the first request", line)
+	}
+	conn.Write([]byte("one\n"))
+	// The pool owns what it is given: hand it a copy, so that raw's
+	// finalizer does not close the same number again later (another test's
+	// descriptor by then).
+	raw, _ := conn.(*net.TCPConn).File()
+	given, err := unix.Dup(int(raw.Fd()))
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.onMessageFD(s, protocol.Message{Type: protocol.Keep}, given); err != nil {
+		t.Fatalf("K from busy: %v", err)
+	}
+	conn.Close()
+	p.slots[1].state = idle // slot 0 stays busy: the next request goes to slot 1
+	p.idle.remove(0)
+	if p.handoff.hold.parked != 1 || p.stats.Parked != 1 {
+		t.Fatalf("parked %d, stats %d; want 1, 1", p.handoff.hold.parked, p.stats.Parked)
+	}
+	if got, _ := bufio.NewReader(c).ReadString('\n'); got != "one\n" {
+		t.Fatalf("first answer %q, want %q", got, "one\n")
+	}
+	c.Write([]byte("GET /2 HTTP/1.1\r\n\r\n"))
+	turns(t, p, func() bool { return p.stats.Handoffs == 2 })
+	conn2, _ := handed(t, children[1])
+	if line, _ := bufio.NewReader(conn2).ReadString('\n'); line != "GET /2 HTTP/1.1\r\n" {
+		t.Errorf("slot 1 read %q, want the second request", line)
+	}
+}

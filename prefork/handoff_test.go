@@ -1,0 +1,279 @@
+package prefork_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/prefork/worker"
+	"github.com/actd/actd/protocol"
+)
+
+// fdReader reads a blocking socket fd.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(r), p)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// keepHTTP is the keephttp test worker: it answers each HTTP/1.x request
+// head with "slot=K pid=P PATH\n", after delay for a path with "slow" in it,
+// and keeps HTTP/1.1 connections open; under a filter it gives a connection
+// back after each answer when nothing more is buffered.
+func keepHTTP(delay time.Duration) worker.KeepFDHandler {
+	id := "slot=" + os.Getenv(protocol.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
+	return func(fd int, parkable bool) bool {
+		r := bufio.NewReader(fdReader(fd))
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return false
+			}
+			for h := line; h != "\r\n" && h != "\n"; {
+				if h, err = r.ReadString('\n'); err != nil {
+					return false
+				}
+			}
+			fields := strings.Fields(line)
+			if len(fields) != 3 {
+				return false
+			}
+			if strings.Contains(fields[1], "slow") {
+				time.Sleep(delay)
+			}
+			body := id + " " + fields[1] + "\n"
+			keep := fields[2] == "HTTP/1.1"
+			head := "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+			if !keep {
+				head += "Connection: close\r\n"
+			}
+			if _, err := unix.Write(fd, []byte(head+"\r\n"+body)); err != nil || !keep {
+				return false
+			}
+			if parkable && r.Buffered() == 0 {
+				return true
+			}
+		}
+	}
+}
+
+// readAnswer reads one answer of keepHTTP from r and returns its body line.
+func readAnswer(r *bufio.Reader) (string, error) {
+	status, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(status, "HTTP/1.1 200 ") {
+		return "", fmt.Errorf("status %q", status)
+	}
+	for {
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		if h == "\r\n" {
+			break
+		}
+	}
+	return r.ReadString('\n')
+}
+
+// get sends one HTTP/1.0 request for path and returns the body line.
+func get(addr, path string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("GET " + path + " HTTP/1.0\r\n\r\n")); err != nil {
+		return "", err
+	}
+	return readAnswer(bufio.NewReader(c))
+}
+
+// slowClients opens n connections to addr that send the start of a request
+// and then one header byte per period, never finishing it, and silent ones
+// that send nothing; all close when stop closes.
+func slowClients(t *testing.T, addr string, slow, silent int, period time.Duration, stop <-chan struct{}) *sync.WaitGroup {
+	t.Helper()
+	var slowConns []net.Conn
+	for i := range slow + silent {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("slow client %d: %v", i, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if i < slow {
+			c.Write([]byte("GET / HTTP/1.1\r\nX-Slow: "))
+			slowConns = append(slowConns, c)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				for _, c := range slowConns {
+					c.Write([]byte("x"))
+				}
+			}
+		}
+	})
+	return &wg
+}
+
+// TestSlowClientsHeld: 500 connections that send a header byte a second
+// and 64 silent ones, against max-children 8 under the http filter, while
+// good clients run: the master holds the slow and silent ones, no child
+// sees them, and every good request is answered.
+func TestSlowClientsHeld(t *testing.T) {
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.MaxChildren, cfg.StartChildren = 8, 2
+	cfg.Filter, cfg.HoldTimeout = prefork.FilterHTTP, time.Minute
+	p := startPool(t, cfg, "keephttp")
+	stop := make(chan struct{})
+	wg := slowClients(t, p.addr, 500, 64, time.Second, stop)
+	defer wg.Wait()
+	defer close(stop)
+	eventually(t, "564 connections held", func() bool {
+		s := snapshot(t, p)
+		return s.Held != nil && s.Held.Held == 564
+	})
+	var good sync.WaitGroup
+	var mu sync.Mutex
+	var answered, failed int
+	for g := range 4 {
+		good.Go(func() {
+			// 2.5 s: the slow clients send two more bytes meanwhile.
+			for i, end := 0, time.Now().Add(2500*time.Millisecond); i < 1000 && time.Now().Before(end); i++ {
+				body, err := get(p.addr, fmt.Sprintf("/good/%d/%d", g, i))
+				mu.Lock()
+				if err != nil || !strings.HasPrefix(body, "slot=") {
+					if failed++; failed <= 5 {
+						t.Errorf("good request %d/%d: %q, %v", g, i, body, err)
+					}
+				} else {
+					answered++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	good.Wait()
+	if failed > 0 || answered == 0 {
+		t.Errorf("good requests: %d answered, %d failed; want all answered", answered, failed)
+	}
+	s := snapshot(t, p)
+	if s.Held.Held != 564 || s.Children > 8 || s.Stats.Handoffs == 0 {
+		t.Errorf("after the good clients: held %d, children %d, handoffs %d; want 564, at most 8, some",
+			s.Held.Held, s.Children, s.Stats.Handoffs)
+	}
+	if s.Stats.Served != s.Stats.Handoffs {
+		t.Errorf("children served %d connections, master handed over %d: want the same (no slow one)", s.Stats.Served, s.Stats.Handoffs)
+	}
+}
+
+// TestParkedConnectionMoves: a keep-alive connection given back between
+// two requests is served by whichever child is idle when its next request
+// comes, and its client sees one unbroken connection.
+func TestParkedConnectionMoves(t *testing.T) {
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.MinChildren, cfg.MaxChildren, cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 2, 2, 2, 0, 2
+	cfg.Filter = prefork.FilterHTTP
+	p := startPool(t, cfg, "keephttp", "ACTD_TEST_DELAY=1s")
+	eventually(t, "two idle children", func() bool { return snapshot(t, p).Idle == 2 })
+	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	c.Write([]byte("GET /first HTTP/1.1\r\n\r\n"))
+	first, err := readAnswer(r)
+	if err != nil || !strings.HasPrefix(first, "slot=0 ") {
+		t.Fatalf("first answer %q, %v; want one from slot 0", first, err)
+	}
+	eventually(t, "the connection parked", func() bool {
+		s := snapshot(t, p)
+		return s.Held != nil && s.Held.Parked == 1
+	})
+	slow := make(chan string, 1)
+	go func() { body, err := get(p.addr, "/slow"); slow <- fmt.Sprint(body, err) }()
+	eventually(t, "slot 0 busy with another client", func() bool {
+		s := snapshot(t, p)
+		return len(s.Slots) > 0 && s.Slots[0].State == "B"
+	})
+	c.Write([]byte("GET /second HTTP/1.1\r\n\r\n"))
+	second, err := readAnswer(r)
+	if err != nil || !strings.HasPrefix(second, "slot=1 ") || !strings.HasSuffix(second, " /second\n") {
+		t.Errorf("second answer on the same connection %q, %v; want one from slot 1", second, err)
+	}
+	if got := <-slow; !strings.HasPrefix(got, "slot=0 ") {
+		t.Errorf("slow request: %q, want slot 0's answer", got)
+	}
+	if s := snapshot(t, p); s.Stats.Parked < 1 || s.Stats.Handoffs < 3 {
+		t.Errorf("parked %d, handoffs %d; want at least 1 and 3", s.Stats.Parked, s.Stats.Handoffs)
+	}
+}
+
+// TestFilterNeedsHandoffWorker: under a filter, a worker whose hello does
+// not announce handoff stops the pool with an error naming the setting and
+// the fix, instead of leaving connections without a child.
+func TestFilterNeedsHandoffWorker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := dupListener(t, ln)
+	ln.Close()
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.Filter = prefork.FilterHTTP
+	cfg.Program = prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
+		Env: append(os.Environ(), envWorker+"=nohandoff")}
+	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still running 10s after the hello: want it to stop")
+	}
+	var fe *prefork.FieldError
+	if !errors.As(err, &fe) || fe.Field != "accept-filter" || !strings.Contains(err.Error(), "use --accept-filter none") {
+		t.Errorf("Run: got %v, want a FieldError for accept-filter naming the fix", err)
+	}
+}

@@ -1,0 +1,220 @@
+package prefork
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The holder keeps the connections the master holds under an accept filter
+// (handoff.go): accepted and not ready yet, ready and waiting for an idle
+// child, or given back by a child between two requests (parked). Each is an
+// entry in one table, its fd in the loop's epoll set (edge-triggered: each
+// arrival of bytes is one event) while it is not ready. No goroutine or
+// timer per connection: the hold timeout walks one queue in order of age,
+// entries that left it are skipped where they are met (a sequence number
+// tells a reused entry).
+
+// kindHeld marks a held connection's events in the loop's set; the index is
+// its entry in the holder's table.
+const kindHeld kind = kindReports + 1
+
+// heldConn is one held connection.
+type heldConn struct {
+	fd       int // -1: a free entry
+	listener int
+	since    time.Time // accepted, or parked
+	seq      uint32    // bumped each time the entry is freed
+	got      int       // bytes the last look saw
+	ready    bool      // in the ready queue
+	parked   bool      // given back by a child (Keep), not ready yet
+	polled   bool      // registered in the loop's epoll set
+}
+
+// heldRef names an entry in a queue; seq tells whether it is still the same
+// connection.
+type heldRef struct {
+	index int
+	seq   uint32
+}
+
+// refQueue is a first-in first-out queue of entries.
+type refQueue struct {
+	refs []heldRef
+	head int
+}
+
+func (q *refQueue) push(r heldRef) { q.refs = append(q.refs, r) }
+
+// front returns the first entry, false if the queue is empty.
+func (q *refQueue) front() (heldRef, bool) {
+	if q.head == len(q.refs) {
+		return heldRef{}, false
+	}
+	return q.refs[q.head], true
+}
+
+// pop drops the first entry, and the room of the dropped ones once they are
+// half the queue.
+func (q *refQueue) pop() {
+	q.head++
+	if q.head == len(q.refs) {
+		q.refs, q.head = q.refs[:0], 0
+	} else if q.head > 64 && q.head*2 > len(q.refs) {
+		q.refs = append(q.refs[:0], q.refs[q.head:]...)
+		q.head = 0
+	}
+}
+
+// holder is the table of held connections.
+type holder struct {
+	filter AcceptFilter
+	conns  []heldConn
+	free   []int
+	count  int // held now: waiting, ready and parked
+	parked int // of them, parked
+	ready  int // of them, ready for a child
+	byAge  refQueue
+	queue  refQueue // ready ones, in the order they became ready
+	peek   []byte   // HeadLimit bytes, for every look
+}
+
+func newHolder(f AcceptFilter) *holder {
+	return &holder{filter: f, peek: make([]byte, HeadLimit)}
+}
+
+// add holds fd, accepted on listener (or parked: given back) at now, and
+// returns its entry.
+func (h *holder) add(fd, listener int, now time.Time, parked bool) int {
+	var i int
+	if n := len(h.free); n > 0 {
+		i, h.free = h.free[n-1], h.free[:n-1]
+	} else {
+		h.conns = append(h.conns, heldConn{})
+		i = len(h.conns) - 1
+	}
+	c := &h.conns[i]
+	c.fd, c.listener, c.since, c.got, c.ready, c.parked, c.polled = fd, listener, now, 0, false, parked, false
+	h.count++
+	if parked {
+		h.parked++
+	}
+	h.byAge.push(heldRef{i, c.seq})
+	return i
+}
+
+// release forgets entry i and returns its fd, now the caller's.
+func (h *holder) release(i int) int {
+	c := &h.conns[i]
+	fd := c.fd
+	if c.ready {
+		h.ready--
+	}
+	if c.parked {
+		h.parked--
+	}
+	c.fd, c.seq, c.ready, c.parked, c.polled = -1, c.seq+1, false, false, false
+	h.count--
+	h.free = append(h.free, i)
+	return fd
+}
+
+// live returns the entry r names, or nil if it has left.
+func (h *holder) live(r heldRef) *heldConn {
+	c := &h.conns[r.index]
+	if c.fd < 0 || c.seq != r.seq {
+		return nil
+	}
+	return c
+}
+
+// look is what a look at a held connection found.
+type look uint8
+
+const (
+	notYet  look = iota // wait for more bytes
+	isReady             // hand it to a child
+	isGone              // the client closed it, or it failed: close it
+)
+
+// look peeks at entry i's bytes (without reading them) and says whether the
+// filter finds it ready.
+func (h *holder) look(i int) look {
+	c := &h.conns[i]
+	n, err := rawPeek(c.fd, h.peek)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return notYet
+	case err != nil || n == 0:
+		return isGone
+	}
+	from := c.got
+	c.got = n
+	if h.filter.ready(h.peek[:n], from) {
+		return isReady
+	}
+	return notYet
+}
+
+// markReady puts entry i in the ready queue.
+func (h *holder) markReady(i int) {
+	c := &h.conns[i]
+	c.ready = true
+	h.ready++
+	if c.parked { // parked: given back and waiting; now it waits for a child
+		c.parked = false
+		h.parked--
+	}
+	h.queue.push(heldRef{i, c.seq})
+}
+
+// nextReady returns the ready entry that waited longest, or -1.
+func (h *holder) nextReady() int {
+	for {
+		r, ok := h.queue.front()
+		if !ok {
+			return -1
+		}
+		if c := h.live(r); c != nil && c.ready {
+			return r.index
+		}
+		h.queue.pop()
+	}
+}
+
+// takeReady removes entry i, the front of the ready queue, from it.
+func (h *holder) takeReady() { h.queue.pop() }
+
+// expired returns the oldest entry held since before cutoff and not ready
+// (a ready one waits for a child, not for its client), or -1.
+func (h *holder) expired(cutoff time.Time) int {
+	for {
+		r, ok := h.byAge.front()
+		if !ok {
+			return -1
+		}
+		c := h.live(r)
+		switch {
+		case c != nil && !c.ready && !c.since.After(cutoff):
+			return r.index
+		case c != nil && !c.ready:
+			return -1 // the oldest is young enough, so are the others
+		}
+		h.byAge.pop()
+	}
+}
+
+// oldest returns when the oldest connection held was accepted or parked,
+// zero with none.
+func (h *holder) oldest() time.Time {
+	for {
+		r, ok := h.byAge.front()
+		if !ok {
+			return time.Time{}
+		}
+		if c := h.live(r); c != nil {
+			return c.since
+		}
+		h.byAge.pop()
+	}
+}

@@ -1,0 +1,75 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/actd/actd/protocol"
+
+	"golang.org/x/sys/unix"
+)
+
+// KeepFDHandler serves one connection like an FDHandler, and may give it
+// back to the master between two requests instead of waiting in the child
+// for the next one. parkable is true for a connection the master handed
+// over (an accept filter, docs/protocol.md); the handler may then return
+// true, after a complete response and with no byte of the next request read
+// (none in its buffers): the master holds the connection without a child
+// until its next request is in, and hands it to whichever child is idle
+// then. The handler returns false when it is done with the connection.
+// Either way the fd is closed in this process after it returns. With
+// parkable false it must serve the connection to its end.
+type KeepFDHandler func(fd int, parkable bool) (giveBack bool)
+
+// keepServer serves a connection handed over, fd open and the caller's to
+// close, and reports whether to give it back.
+type keepServer func(fd int) bool
+
+func (h KeepFDHandler) server() connServer {
+	return func(fd int) {
+		defer unix.Close(fd)
+		h(fd, false)
+	}
+}
+
+func (h KeepFDHandler) keeper() keepServer {
+	return func(fd int) bool { return h(fd, true) }
+}
+
+// ServeKeepFD is ServeFD with a KeepFDHandler: idle keep-alive connections
+// go back to the master under an accept filter.
+func ServeKeepFD(ctx context.Context, h KeepFDHandler) error {
+	env, err := FromEnv()
+	if err != nil {
+		return err
+	}
+	return serveEnvKeep(ctx, env, h.server(), h.keeper())
+}
+
+// serveHanded serves connection fd, handed over in m (Conn), as one
+// accepted after an order: Busy, serve, Idle. With keep, the connection may
+// go back to the master (Keep, its fd attached) before the Idle.
+func serveHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.Message, fd int) error {
+	l := int(m.Listener)
+	if l >= len(env.Listeners) {
+		unix.Close(fd)
+		return fmt.Errorf("%w: connection from listener %d of %d", protocol.ErrGarbage, l, len(env.Listeners))
+	}
+	if err := ch.send(protocol.Busy, l, 0); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	if keep == nil {
+		h(fd)
+		return ch.send(protocol.Idle, 0, 0)
+	}
+	var err error
+	if keep(fd) {
+		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener}, fd)
+	}
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	return ch.send(protocol.Idle, 0, 0)
+}

@@ -1,0 +1,18 @@
+"""actd: run Python applications under the actd prefork supervisor.
+
+Standard library only. The package holds the worker side of actd's
+back-channel protocol (docs/protocol.md) and a WSGI server built on it:
+
+    actd --listen 127.0.0.1:8080 -- python3 -m actd.wsgi myapp:app
+
+Modules, one concept each:
+
+    actd.channel   the back-channel: message codec, send and receive
+    actd.report    what the master hears about connections (B, I, S, R)
+    actd.worker    the accept loops of dispatch and exclusive mode
+    actd.http      HTTP/1.x request heads and bodies, read from a socket
+    actd.response  start_response and the response on the wire
+    actd.wsgi      the WSGI server: environ, the application call, main()
+"""
+
+__version__ = "0.1.0"

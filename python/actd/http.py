@@ -1,0 +1,354 @@
+"""HTTP/1.x requests read from a socket: heads, bodies, and what is wrong.
+
+The parser is strict where leniency has served request smuggling (two
+Content-Length values, Content-Length with Transfer-Encoding, a space
+before a colon, folded header lines, bare LF) and answers such requests
+with 400; it takes what RFC 9112 asks servers to take (empty lines before
+the request line, absolute-form targets, chunk extensions, trailers).
+"""
+
+import re
+from urllib.parse import unquote_to_bytes
+
+HEAD_LIMIT = 65536  # bytes of a request head, request line included
+LINE_LIMIT = 8190  # bytes of the request line
+FIELD_LIMIT = 100  # header fields in one request
+CHUNK_LINE_LIMIT = 4096
+READ_SIZE = 65536
+
+TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
+BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+BAD_TARGET = re.compile(rb"[\x00-\x20\x7f]")
+HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
+
+class BadRequest(Exception):
+    """A request the server answers with status and closes the connection."""
+
+    status = "400 Bad Request"
+
+
+class HeadTooLarge(BadRequest):
+    status = "431 Request Header Fields Too Large"
+
+
+class LineTooLong(BadRequest):
+    status = "414 URI Too Long"
+
+
+class BadVersion(BadRequest):
+    status = "505 HTTP Version Not Supported"
+
+
+class BadCoding(BadRequest):
+    status = "501 Not Implemented"
+
+
+class ClientGone(Exception):
+    """The client closed the connection, or stopped sending, mid-request."""
+
+
+class Reader:
+    """Buffered reads from a connected socket; pipelined bytes stay in buf."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+
+    def fill(self):
+        """Read more into buf; False at EOF. Raises ClientGone on a timeout
+        or a reset."""
+        try:
+            data = self.sock.recv(READ_SIZE)
+        except (BlockingIOError, TimeoutError, ConnectionError) as err:
+            raise ClientGone(str(err)) from None
+        self.buf += data
+        return bool(data)
+
+    def head(self, limit=HEAD_LIMIT):
+        """Return the next request head, without its final CRLF CRLF.
+
+        Returns None if the client closed the connection (or sent nothing but
+        empty lines) before a request began. Raises HeadTooLarge past limit,
+        LineTooLong for a long request line, ClientGone at EOF mid-head.
+        """
+        while True:
+            self.buf = self.buf.lstrip(b"\r\n")  # empty lines before a request
+            end = self.buf.find(b"\r\n\r\n")
+            check_size(self.buf if end < 0 else self.buf[:end], limit)
+            if end >= 0:
+                head, self.buf = self.buf[:end], self.buf[end + 4:]
+                return head
+            if not self.fill():
+                if self.buf.strip(b"\r\n"):
+                    raise ClientGone("closed in the middle of a request head")
+                return None
+
+    def read(self, n):
+        """Return 1 to n bytes; raises ClientGone at EOF."""
+        if not self.buf and not self.fill():
+            raise ClientGone("closed in the middle of a request body")
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def line(self, limit):
+        """Return one CRLF-ended line without its CRLF; BadRequest past limit."""
+        while True:
+            end = self.buf.find(b"\r\n")
+            if end >= 0:
+                line, self.buf = self.buf[:end], self.buf[end + 2:]
+                return line
+            if len(self.buf) > limit:
+                raise BadRequest(f"a line over {limit} bytes in a chunked body")
+            if not self.fill():
+                raise ClientGone("closed in the middle of a chunked body")
+
+
+def check_size(head, limit):
+    """Raise LineTooLong or HeadTooLarge if head (or its start) is too long."""
+    first = head.find(b"\r\n")
+    if (first < 0 and len(head) > LINE_LIMIT) or first > LINE_LIMIT:
+        raise LineTooLong(f"request line over {LINE_LIMIT} bytes")
+    if len(head) > limit:
+        raise HeadTooLarge(f"request head over {limit} bytes")
+
+
+class Request:
+    """One parsed request head. Header names are upper case with "-", values
+    str (latin-1, as PEP 3333 has them); repeated fields are joined with ","."""
+
+    __slots__ = ("method", "target", "version", "headers", "length", "chunked",
+                 "keep_alive", "expect_continue")
+
+    def __init__(self, method, target, version, headers):
+        self.method, self.target, self.version, self.headers = method, target, version, headers
+        self.length, self.chunked = body_framing(headers, version)
+        self.keep_alive = wants_keep_alive(headers, version)
+        self.expect_continue = (version == "HTTP/1.1" and
+                                headers.get("EXPECT", "").lower() == "100-continue")
+
+    def has_body(self):
+        return self.chunked or self.length > 0
+
+    def describe(self):
+        """Return "METHOD target", as reported to the master."""
+        return f"{self.method} {self.target}"
+
+    def split_target(self):
+        """Return (path, query) of the target; the path percent-decoded
+        into latin-1 as PEP 3333's PATH_INFO."""
+        target = self.target
+        if not target.startswith("/") and "://" in target:  # absolute-form
+            rest = target.split("://", 1)[1]
+            slash = rest.find("/")
+            target = rest[slash:] if slash >= 0 else "/"
+        path, _, query = target.partition("?")
+        path = path.partition("#")[0]
+        return unquote_to_bytes(path).decode("latin-1"), query.partition("#")[0]
+
+
+def parse(head):
+    """Return the Request in head (bytes, without the final CRLF CRLF).
+
+    Raises BadRequest (or a subclass) for anything malformed.
+    """
+    lines = head.split(b"\r\n")
+    method, target, version = request_line(lines[0])
+    if len(lines) - 1 > FIELD_LIMIT:
+        raise HeadTooLarge(f"more than {FIELD_LIMIT} header fields")
+    headers = {}
+    for line in lines[1:]:
+        name, value = header_field(line)
+        if name in headers:
+            value = headers[name] + "," + value
+        headers[name] = value
+    return Request(method, target, version, headers)
+
+
+def request_line(line):
+    """Return (method, target, version) of a request line, as str."""
+    parts = line.split(b" ")
+    if len(parts) != 3:
+        raise BadRequest("malformed request line")
+    method, target, version = parts
+    if not TOKEN.fullmatch(method):
+        raise BadRequest("malformed method")
+    if not target or BAD_TARGET.search(target):
+        raise BadRequest("malformed request target")
+    m = VERSION.fullmatch(version)
+    if not m:
+        raise BadRequest("malformed HTTP version")
+    if m.group(1) != b"1":
+        raise BadVersion(f"{version.decode()} not supported")
+    version = "HTTP/1.1" if m.group(2) != b"0" else "HTTP/1.0"
+    return method.decode("ascii"), target.decode("latin-1"), version
+
+
+def header_field(line):
+    """Return (NAME, value) of one header line."""
+    name, colon, value = line.partition(b":")
+    if not colon or not TOKEN.fullmatch(name):
+        raise BadRequest("malformed header field")  # also folded lines, a space before ":"
+    value = value.strip(b" \t")
+    if BAD_VALUE.search(value):
+        raise BadRequest("control character in a header value")
+    return name.decode("ascii").upper(), value.decode("latin-1")
+
+
+def body_framing(headers, version):
+    """Return (length, chunked): how the body is delimited (RFC 9112 6.3)."""
+    coding = headers.get("TRANSFER-ENCODING")
+    length = headers.get("CONTENT-LENGTH")
+    if coding is not None:
+        if length is not None:
+            raise BadRequest("both Transfer-Encoding and Content-Length")
+        if version == "HTTP/1.0":
+            raise BadRequest("Transfer-Encoding in an HTTP/1.0 request")
+        if coding.strip().lower() != "chunked":
+            raise BadCoding(f"Transfer-Encoding {coding!r}: only chunked is supported")
+        return 0, True
+    if length is None:
+        return 0, False
+    if not length.isdigit() or not length.isascii() or len(length) > 18:
+        raise BadRequest("malformed Content-Length")  # also two different values ("3,4")
+    return int(length), False
+
+
+def wants_keep_alive(headers, version):
+    """Return whether the client asks for the connection to stay open."""
+    tokens = headers.get("CONNECTION", "").lower()
+    if version == "HTTP/1.1":
+        return "close" not in tokens
+    return "keep-alive" in tokens
+
+
+class Body:
+    """wsgi.input: the request body, decoded, ending at its end (EOF).
+
+    More data comes from next_piece(), a subclass's; before the first
+    read, on_first_read() (Expect: 100-continue) is called once.
+    """
+
+    def __init__(self, reader, on_first_read=None):
+        self.reader = reader
+        self.on_first_read = on_first_read
+        self.buf = b""
+        self.done = False
+
+    def _more(self):
+        if self.on_first_read is not None:
+            self.on_first_read()
+            self.on_first_read = None
+        piece = self.next_piece()
+        if not piece:
+            self.done = True
+        self.buf += piece
+
+    def read(self, size=-1):
+        while not self.done and (size is None or size < 0 or len(self.buf) < size):
+            self._more()
+        if size is None or size < 0:
+            size = len(self.buf)
+        data, self.buf = self.buf[:size], self.buf[size:]
+        return data
+
+    def readline(self, size=-1):
+        while not self.done and b"\n" not in self.buf and (size is None or size < 0 or len(self.buf) < size):
+            self._more()
+        end = self.buf.find(b"\n") + 1 or len(self.buf)
+        if size is not None and size >= 0:
+            end = min(end, size)
+        line, self.buf = self.buf[:end], self.buf[end:]
+        return line
+
+    def readlines(self, hint=-1):
+        lines, total = [], 0
+        for line in self:
+            lines.append(line)
+            total += len(line)
+            if hint is not None and 0 < hint <= total:
+                break
+        return lines
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def finished(self):
+        """Return whether the whole body has been read from the socket."""
+        return self.done and not self.buf
+
+    def discard(self, limit):
+        """Read and drop what the application left, up to limit bytes.
+
+        Returns True if the body ended so (the connection may carry another
+        request), False if more is left or the body was never asked for.
+        """
+        if self.on_first_read is not None:
+            return False  # 100 Continue not sent: the client may not send it
+        self.buf = b""
+        while not self.done and limit > 0:
+            self._more()
+            limit -= len(self.buf)
+            self.buf = b""
+        return self.done
+
+
+class LengthBody(Body):
+    """A body of Content-Length bytes."""
+
+    def __init__(self, reader, length, on_first_read=None):
+        super().__init__(reader, on_first_read)
+        self.remaining = length
+        self.done = length == 0
+
+    def next_piece(self):
+        if self.remaining <= 0:
+            return b""
+        piece = self.reader.read(min(self.remaining, READ_SIZE))
+        self.remaining -= len(piece)
+        return piece
+
+
+class ChunkedBody(Body):
+    """A body in chunked transfer coding; trailer fields are read and dropped."""
+
+    def __init__(self, reader, on_first_read=None, head_limit=HEAD_LIMIT):
+        super().__init__(reader, on_first_read)
+        self.left = 0  # bytes left in the current chunk
+        self.head_limit = head_limit
+
+    def next_piece(self):
+        if self.left == 0:
+            self.left = self._chunk_size()
+            if self.left == 0:
+                self._trailers()
+                return b""
+        piece = self.reader.read(min(self.left, READ_SIZE))
+        self.left -= len(piece)
+        if self.left == 0 and self.reader.line(2) != b"":
+            raise BadRequest("chunk data longer than its size")
+        return piece
+
+    def _chunk_size(self):
+        size = self.reader.line(CHUNK_LINE_LIMIT).partition(b";")[0].strip(b" \t")
+        if not HEX.fullmatch(size):
+            raise BadRequest("malformed chunk size")
+        return int(size, 16)
+
+    def _trailers(self):
+        total = 0
+        while True:
+            line = self.reader.line(self.head_limit)
+            if not line:
+                return
+            header_field(line)
+            total += len(line)
+            if total > self.head_limit:
+                raise HeadTooLarge("trailer fields too large")

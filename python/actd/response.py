@@ -1,0 +1,221 @@
+"""start_response and the response on the wire (PEP 3333, RFC 9112).
+
+The body is framed by the application's Content-Length if it gave one, by
+the length of a one-element list or tuple (most frameworks return one),
+else chunked for HTTP/1.1 and by closing the connection for HTTP/1.0.
+"""
+
+import os
+import time
+from email.utils import formatdate
+
+HOP_BY_HOP = frozenset(("CONNECTION", "KEEP-ALIVE", "PROXY-AUTHENTICATE", "PROXY-AUTHORIZATION",
+                        "TE", "TRAILERS", "TRANSFER-ENCODING", "UPGRADE"))
+NO_BODY = ("1", "204", "304")  # statuses (prefixes) that have no body
+
+
+class Response:
+    """One response: start_response's state and the bytes that go out.
+
+    keep_alive starts as what the request asked for and ends as whether
+    the connection may carry another request.
+    """
+
+    def __init__(self, sock, request, keep_alive):
+        self.sock = sock
+        self.request = request
+        self.head_only = request.method == "HEAD"
+        self.keep_alive = keep_alive
+        self.status = None
+        self.headers = None
+        self.sent = False  # the head went out
+        self.length = None  # Content-Length the application gave, or None
+        self.chunked = False
+        self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
+        self.written = 0
+
+    def start_response(self, status, headers, exc_info=None):
+        """PEP 3333's start_response; returns the write callable."""
+        if exc_info:
+            try:
+                if self.sent:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        elif self.status is not None:
+            raise AssertionError("start_response called a second time without exc_info")
+        self.status = check_status(status)
+        self.headers = check_headers(headers)
+        return self.write
+
+    def write(self, data):
+        """Send data (bytes) as part of the body, the head first if need be."""
+        if self.status is None:
+            raise AssertionError("write() before start_response()")
+        if not self.sent:
+            self._send_head(data, None)
+            return
+        self._send_body(data)
+
+    def finish(self, result):
+        """Send the application's iterable result and end the response."""
+        for data in result:
+            if not data:
+                continue
+            if not self.sent:
+                self._send_head(data, one_length(result))
+            else:
+                self._send_body(data)
+        self.end()
+
+    def send_file(self, wrapper):
+        """Send a wsgi.file_wrapper's file with sendfile(2) if it is a
+        regular file; False if it is not (then it is iterated)."""
+        size = file_size(wrapper.filelike)
+        if size is None:
+            return False
+        if not self.sent:
+            self._send_head(b"", size)
+        if self.chunked or self.no_body:
+            return False
+        count = size if self.length is None else min(size, self.length - self.written)
+        if count > 0:
+            self.sock.sendfile(wrapper.filelike, count=count)
+            self.written += count
+        return True
+
+    def end(self):
+        """Send the head if not yet sent, and the last chunk if chunked."""
+        if not self.sent:
+            self._send_head(b"", 0)
+        elif self.chunked and not self.no_body:
+            self.sock.sendall(b"0\r\n\r\n")
+
+    def _send_head(self, first, known):
+        """Send the head with first, the start of the body; known is the
+        whole body's length if known so."""
+        lines, self.length = [], None
+        self.no_body = self.head_only or self.status.startswith(NO_BODY)
+        for name, value in self.headers:
+            key = name.upper()
+            if key == "CONTENT-LENGTH":
+                self.length = int(value)
+            elif key == "CONNECTION" and "close" in value.lower():
+                self.keep_alive = False
+            if key not in HOP_BY_HOP:
+                lines.append(f"{name}: {value}\r\n")
+        if self.length is None and known is not None and not self.status.startswith(NO_BODY):
+            self.length = known
+            lines.append(f"Content-Length: {known}\r\n")
+        self._framing(lines)
+        head = f"{self.request.version} {self.status}\r\nDate: {http_date()}\r\n{''.join(lines)}\r\n"
+        self.sent = True
+        body = self._body_bytes(first)
+        self.sock.sendall(head.encode("latin-1") + body)
+
+    def _framing(self, lines):
+        if self.length is None and not self.no_body:
+            if self.request.version == "HTTP/1.1":
+                self.chunked = True
+                lines.append("Transfer-Encoding: chunked\r\n")
+            else:
+                self.keep_alive = False
+        if not self.keep_alive:
+            lines.append("Connection: close\r\n")
+        elif self.request.version == "HTTP/1.0":
+            lines.append("Connection: keep-alive\r\n")
+
+    def _send_body(self, data):
+        if data and not self.no_body:
+            self.sock.sendall(self._body_bytes(data))
+
+    def _body_bytes(self, data):
+        if not isinstance(data, bytes):
+            raise TypeError(f"the application gave {type(data).__name__}, want bytes")
+        if self.no_body:
+            return b""
+        if self.chunked:
+            return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+        if self.length is not None:
+            data = data[:max(0, self.length - self.written)]  # never more than it said
+        self.written += len(data)
+        return data
+
+    def complete(self):
+        """Return whether the body sent matches its Content-Length."""
+        return self.chunked or self.length is None or self.no_body or self.written >= self.length
+
+
+def one_length(result):
+    """Return the body's length if result is a one-element list or tuple."""
+    if type(result) in (list, tuple) and len(result) == 1 and isinstance(result[0], bytes):
+        return len(result[0])
+    return None
+
+
+def check_status(status):
+    """Return status if it is "NNN Reason"; AssertionError otherwise."""
+    if type(status) is not str or len(status) < 4 or not status[:3].isdigit() or status[3] != " ":
+        raise AssertionError(f"status {status!r}: want a str like \"200 OK\"")
+    if "\r" in status or "\n" in status:
+        raise AssertionError("status with a line break")
+    return status
+
+
+def check_headers(headers):
+    """Return headers if it is a list of (str, str) without line breaks."""
+    if type(headers) is not list:
+        raise AssertionError(f"headers are a {type(headers).__name__}, want a list")
+    for item in headers:
+        if type(item) is not tuple or len(item) != 2:
+            raise AssertionError(f"header {item!r}: want a (name, value) tuple")
+        name, value = item
+        if type(name) is not str or type(value) is not str:
+            raise AssertionError(f"header {item!r}: want str name and value")
+        if ":" in name or any(c in name + value for c in "\r\n\0"):
+            raise AssertionError(f"header {item!r}: line break or colon")
+    return headers
+
+
+def file_size(filelike):
+    """Return the bytes left in filelike if it is a regular file, else None."""
+    try:
+        fd = filelike.fileno()
+        st = os.fstat(fd)
+        pos = filelike.tell()
+    except (AttributeError, OSError, ValueError):
+        return None
+    if not (st.st_mode & 0o170000 == 0o100000):
+        return None
+    return max(0, st.st_size - pos)
+
+
+_date = [0, ""]
+
+
+def http_date():
+    """Return the Date header's value, computed once a second."""
+    now = int(time.time())
+    if _date[0] != now:
+        _date[0], _date[1] = now, formatdate(now, usegmt=True)
+    return _date[1]
+
+
+class FileWrapper:
+    """wsgi.file_wrapper: iterates filelike in blocks; the server sends a
+    regular file with sendfile(2) instead."""
+
+    def __init__(self, filelike, blksize=8192):
+        self.filelike = filelike
+        self.blksize = blksize
+        if hasattr(filelike, "close"):
+            self.close = filelike.close
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        data = self.filelike.read(self.blksize)
+        if data:
+            return data
+        raise StopIteration

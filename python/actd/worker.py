@@ -1,0 +1,245 @@
+"""The worker side of actd's accept modes (docs/protocol.md).
+
+A Worker finds its listeners and back-channel in the environment actd
+builds (LISTEN_FDS, ACTD_CHANNEL_FD, ACTD_ACCEPT_MODE, ACTD_PROTOCOL),
+says hello, and then accepts connections the way its mode says:
+
+    dispatch   block on the back-channel; accept one connection per A
+               order (more under "keep accepting"), between B and I
+    exclusive  after the master's go-ahead, register the listeners with
+               EPOLLEXCLUSIVE in an epoll set of our own and accept by
+               ourselves, reporting with B/I or batched S
+
+Each connection goes to serve(conn, addr, local), one at a time. That call
+is the only way connections come in: a source that hands connections in
+as file descriptors (accept filters, capability "handoff") would be one
+more caller of _serve, next to _accept.
+"""
+
+import errno
+import os
+import select
+import socket
+import sys
+import time
+
+from . import channel as ch
+from .report import Reporter
+
+CAPABILITIES = 0  # none yet: no handoff, no fork (docs/protocol.md)
+BATCH = 32  # connections accepted in a row without reading orders
+BATCH_TIME = 0.050  # seconds of such a run
+ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
+RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+
+class Worker:
+    """One actd child: listeners, back-channel, and the accept loop.
+
+    serve(conn, addr, local) serves one accepted connection and closes it;
+    local is the listener's own address. Raises SystemExit with a message
+    if the environment is not an actd child's of a supported mode.
+    """
+
+    def __init__(self, serve, environ=os.environ):
+        self.serve = serve
+        self.mode = environ.get("ACTD_ACCEPT_MODE")
+        if self.mode not in ("dispatch", "exclusive"):
+            raise SystemExit(f"actd: ACTD_ACCEPT_MODE={self.mode}: want dispatch or exclusive, "
+                             "as actd sets it (run under actd --accept dispatch|exclusive)")
+        if int(environ.get("ACTD_PROTOCOL", "1")) < 1:
+            raise SystemExit("actd: ACTD_PROTOCOL below 1: not an actd master")
+        count = int(environ.get("LISTEN_FDS", "0"))
+        self.listeners = [socket.socket(fileno=3 + i) for i in range(count)]
+        self.locals = [local_address(s) for s in self.listeners]
+        self.channel = ch.Channel.from_environ(environ)
+        self.reporter = Reporter(self.channel)
+        self.watch = select.poll()
+        self.watch.register(self.channel.fd, select.POLLIN)
+        self.pause = 0.0  # after an accept that failed for want of resources
+
+    def run(self):
+        """Say hello, then accept until a drain order or the master's EOF."""
+        self.channel.send(ch.HELLO, CAPABILITIES, os.getpid())
+        self.channel.send(ch.IDLE)
+        if self.mode == "exclusive":
+            self._exclusive()
+        else:
+            self._dispatch()
+
+    # Hooks for the connection in hand (actd.wsgi calls them).
+
+    def request(self, text):
+        """Note a request on the connection in hand; text() describes it."""
+        self.reporter.request(text)
+
+    def request_done(self):
+        """Note that the request in hand has been answered."""
+        self.reporter.request_done()
+
+    def wait_next(self, fd, timeout):
+        """Wait up to timeout seconds for the next request on fd.
+
+        Returns True if fd is readable (data or EOF); False after the
+        timeout, or when orders wait on the back-channel (a drain, or EOF
+        from the master): the connection then ends so they are read.
+        """
+        self.watch.register(fd, select.POLLIN)
+        try:
+            events = self.watch.poll(timeout * 1000)
+        finally:
+            self.watch.unregister(fd)
+        return bool(events) and all(e[0] == fd for e in events)
+
+    # dispatch mode
+
+    def _dispatch(self):
+        while True:
+            kind, index, value = self.channel.receive()
+            if kind == ch.ACCEPT:
+                self._check_listener(index)
+                self._order(index, value == 1)
+            elif kind == ch.PING:
+                self.channel.send(ch.PONG, 0, value)
+            elif kind in (ch.DRAIN, ch.EOF):
+                return
+            else:
+                raise ch.Garbage(f"{kind!r} in dispatch mode")
+
+    def _order(self, index, keep):
+        got = self._accept(index)
+        if got is None:
+            self.channel.send(ch.IDLE)
+            return
+        self.channel.send(ch.BUSY, index)
+        self.reporter.start(index, busy=True)
+        self._serve(got, index)
+        self.reporter.done(idle=False)
+        if keep:
+            self._keep_accepting(index)
+        self.reporter.flush()
+        self.channel.send(ch.IDLE)
+
+    def _keep_accepting(self, index):
+        end = time.monotonic() + BATCH_TIME
+        for _ in range(BATCH - 1):
+            if time.monotonic() >= end:
+                return
+            got = self._accept(index)
+            if got is None:
+                return
+            self.reporter.start(index)
+            self._serve(got, index)
+            self.reporter.done(idle=False)
+
+    # exclusive mode
+
+    def _exclusive(self):
+        if not self._go_ahead():
+            return
+        ep = select.epoll()
+        self._register(ep)
+        ep.register(self.channel.fd, select.EPOLLIN)
+        self.channel.send(ch.IDLE)
+        index_of = {s.fileno(): i for i, s in enumerate(self.listeners)}
+        while True:
+            wait = self.reporter.flush_in()
+            ready = [fd for fd, _ in ep.poll(-1 if wait is None else wait)]
+            if not ready:
+                self.reporter.flush()
+                continue
+            if self.channel.fd in ready and not self._exclusive_order(ep):
+                return  # orders first: a drain wins over a waiting connection
+            for fd in ready:
+                if fd in index_of:
+                    self._burst(index_of[fd])
+
+    def _go_ahead(self):
+        """Wait for the first A; False on a drain or EOF."""
+        while True:
+            kind, _, value = self.channel.receive()
+            if kind == ch.ACCEPT:
+                return True
+            if kind != ch.PING:
+                return False
+            self.channel.send(ch.PONG, 0, value)
+
+    def _register(self, ep):
+        for s in self.listeners:  # in listener order
+            ep.register(s.fileno(), select.EPOLLIN | select.EPOLLEXCLUSIVE)
+
+    def _exclusive_order(self, ep):
+        """Carry out one order; False on a drain or EOF."""
+        kind, _, value = self.channel.receive()
+        if kind == ch.ACCEPT:  # a lower slot registered after us: to the back of the queue
+            self.reporter.flush()
+            for s in self.listeners:
+                ep.unregister(s.fileno())
+            self._register(ep)
+            self.channel.send(ch.IDLE)
+        elif kind == ch.PING:
+            self.channel.send(ch.PONG, 0, value)
+        elif kind in (ch.DRAIN, ch.EOF):
+            self.reporter.flush()
+            return False
+        else:
+            raise ch.Garbage(f"{kind!r} in exclusive mode")
+        return True
+
+    def _burst(self, index):
+        """Accept and serve on listener index while connections wait,
+        up to BATCH in a row or for BATCH_TIME."""
+        end = time.monotonic() + BATCH_TIME
+        for _ in range(BATCH):
+            got = self._accept(index)
+            if got is None:
+                return
+            self.reporter.start(index)
+            self._serve(got, index)
+            self.reporter.done(idle=True)
+            if time.monotonic() >= end:
+                return
+
+    # connections
+
+    def _accept(self, index):
+        """Return (conn, addr) from listener index, or None if none waits."""
+        listener = self.listeners[index]
+        try:
+            fd, addr = listener._accept()
+        except ACCEPT_AGAIN:
+            return None
+        except OSError as err:
+            self._resource_pause(err)
+            return None
+        self.pause = 0.0
+        return socket.socket(listener.family, listener.type, listener.proto, fd), addr
+
+    def _resource_pause(self, err):
+        """Out of fds or memory (or a broken socket): pause, doubling from
+        10 ms to 1 s, so the child does not spin while the queue waits."""
+        if err.errno not in RESOURCE_ERRORS:
+            print(f"actd: accept: {err}", file=sys.stderr)
+        self.pause = min(1.0, max(0.010, self.pause * 2))
+        time.sleep(self.pause)
+
+    def _serve(self, got, index):
+        conn, addr = got
+        try:
+            self.serve(conn, addr, self.locals[index])
+        finally:
+            conn.close()
+
+    def _check_listener(self, index):
+        if index >= len(self.listeners):
+            raise ch.Garbage(f"accept on listener {index}, have {len(self.listeners)}")
+
+
+def local_address(sock):
+    """Return the listener's (host, port), or (path, "") for a unix socket."""
+    name = sock.getsockname()
+    if isinstance(name, tuple):
+        return str(name[0]), str(name[1])
+    if isinstance(name, bytes):  # abstract socket
+        name = name.decode("latin-1")
+    return name or "localhost", ""

@@ -1,0 +1,278 @@
+"""A WSGI server (PEP 3333) for actd children.
+
+    actd --listen 127.0.0.1:8080 -- python3 -m actd.wsgi [OPTIONS] MODULE:APP
+
+Each child imports MODULE, takes APP from it (an attribute path, or a
+call such as create_app() with no arguments; "application" if left out),
+and serves HTTP/1.1 with keep-alive and pipelining, one connection at a
+time, under actd's dispatch or exclusive accept mode. Errors in the
+application are logged with their traceback to stderr (the journal under
+systemd) and answered with 500 where the response has not begun.
+"""
+
+import argparse
+import faulthandler
+import importlib
+import os
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+from . import http
+from .response import FileWrapper, Response
+
+ERROR_BODY = {
+    "400": b"Bad Request\n",
+    "414": b"URI Too Long\n",
+    "431": b"Request Header Fields Too Large\n",
+    "500": b"Internal Server Error\n",
+    "501": b"Not Implemented\n",
+    "505": b"HTTP Version Not Supported\n",
+}
+DISCARD_LIMIT = 65536  # unread body bytes drained to keep a connection open
+
+
+class Options:
+    """The server's settings, with their defaults (see main's --help)."""
+
+    def __init__(self, keep_alive=5.0, timeout=30.0, head_limit=http.HEAD_LIMIT,
+                 script_name=""):
+        self.keep_alive = keep_alive  # seconds between requests; 0: no keep-alive
+        self.timeout = timeout  # seconds a read or write of a request may wait
+        self.head_limit = head_limit
+        self.script_name = script_name
+
+
+class Standalone:
+    """The connection hooks for a server that runs without actd (tests)."""
+
+    def request(self, text):
+        pass
+
+    def request_done(self):
+        pass
+
+    def wait_next(self, fd, timeout):
+        import select
+        return bool(select.select([fd], [], [], timeout)[0])
+
+
+class Server:
+    """Serves connections to one WSGI application.
+
+    hooks (an actd.worker.Worker, or Standalone) hears about each request
+    and decides how long to wait for the next one on a connection.
+    """
+
+    def __init__(self, app, options=None, hooks=None):
+        self.app = app
+        self.options = options or Options()
+        self.hooks = hooks or Standalone()
+        self.timeval = struct.pack("ll", int(self.options.timeout),
+                                   int(self.options.timeout % 1 * 1e6))
+        self.base = {
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "wsgi.file_wrapper": FileWrapper,
+            "wsgi.input_terminated": True,
+            "SCRIPT_NAME": self.options.script_name,
+        }
+
+    def serve(self, conn, addr, local):
+        """Serve requests on conn until it closes, a request asks so, or
+        keep-alive ends. local is (SERVER_NAME, SERVER_PORT)."""
+        if conn.family != socket.AF_UNIX:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self.timeval)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self.timeval)
+        reader = http.Reader(conn)
+        remote = remote_address(addr)
+        try:
+            while self._one(conn, reader, remote, local):
+                if not reader.buf and not self.hooks.wait_next(conn.fileno(), self.options.keep_alive):
+                    return
+        except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
+            return  # the client went away or stalled: nobody to answer
+
+    def _one(self, conn, reader, remote, local):
+        """Serve one request; return whether the connection stays open."""
+        try:
+            head = reader.head(self.options.head_limit)
+            if head is None:
+                return False
+            request = http.parse(head)
+        except http.BadRequest as err:
+            send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
+            return False
+        self.hooks.request(request.describe)
+        try:
+            return self._respond(conn, reader, request, remote, local)
+        finally:
+            self.hooks.request_done()
+
+    def _respond(self, conn, reader, request, remote, local):
+        body = self._body(conn, reader, request)
+        environ = self._environ(request, body, remote, local)
+        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0)
+        try:
+            self._call(environ, response)
+        except http.BadRequest as err:  # in the body, read by the application
+            if not response.sent:
+                send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
+            return False
+        if not response.complete():
+            return False
+        return response.keep_alive and (body is None or body.discard(DISCARD_LIMIT))
+
+    def _body(self, conn, reader, request):
+        """Return wsgi.input's Body for request, or None if it has none."""
+        if not request.has_body():
+            return None
+        go = None
+        if request.expect_continue:
+            def go():
+                conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if request.chunked:
+            return http.ChunkedBody(reader, go, self.options.head_limit)
+        return http.LengthBody(reader, request.length, go)
+
+    def _call(self, environ, response):
+        """Run the application and send its response; a failure before the
+        response began is answered with 500, any other closes the connection."""
+        result = None
+        try:
+            result = self.app(environ, response.start_response)
+            if isinstance(result, FileWrapper) and response.status and response.send_file(result):
+                response.end()
+            else:
+                response.finish(result)
+        except (http.BadRequest, http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
+            raise
+        except Exception:
+            log_error(environ)
+            if response.sent:
+                raise http.ClientGone("the application failed after the response began")
+            send_error(response.sock, "500 Internal Server Error", None)
+            response.keep_alive = False
+        finally:
+            if hasattr(result, "close"):
+                close_result(result, environ)
+
+    def _environ(self, request, body, remote, local):
+        path, query = request.split_target()
+        env = dict(self.base)
+        env["REQUEST_METHOD"] = request.method
+        env["PATH_INFO"] = path
+        env["QUERY_STRING"] = query
+        env["RAW_URI"] = request.target
+        env["SERVER_PROTOCOL"] = request.version
+        env["SERVER_NAME"], env["SERVER_PORT"] = local
+        env["REMOTE_ADDR"], env["REMOTE_PORT"] = remote
+        env["wsgi.input"] = body if body is not None else http.LengthBody(None, 0)
+        for name, value in request.headers.items():
+            if "_" in name:
+                continue  # X_Y would pass for X-Y: dropped, as gunicorn and nginx do
+            if name == "CONTENT-TYPE":
+                env["CONTENT_TYPE"] = value
+            elif name == "CONTENT-LENGTH":
+                env["CONTENT_LENGTH"] = value
+            else:
+                env["HTTP_" + name.replace("-", "_")] = value
+        return env
+
+
+def close_result(result, environ):
+    try:
+        result.close()
+    except Exception:
+        log_error(environ, "close()")
+
+
+def log_error(environ, where="the application"):
+    """Log the exception being handled, with its traceback, to stderr."""
+    what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI')}"
+    sys.stderr.write(f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n"
+                     + traceback.format_exc())
+    sys.stderr.flush()
+
+
+def send_error(conn, status, log):
+    """Answer with status and a short text body, and close the connection."""
+    if log:
+        print(log, file=sys.stderr, flush=True)
+    body = ERROR_BODY.get(status[:3], status[4:].encode() + b"\n")
+    head = (f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n")
+    try:
+        conn.sendall(head.encode("latin-1") + body)
+    except OSError:
+        pass
+
+
+def remote_address(addr):
+    """Return (REMOTE_ADDR, REMOTE_PORT) of an accepted connection's peer."""
+    if isinstance(addr, tuple):
+        return str(addr[0]), str(addr[1])
+    return "", ""  # unix socket peers have no address
+
+
+def load(spec):
+    """Return the application named by spec, "MODULE[:APP]".
+
+    APP is an attribute path, "application" by default, or a call of one
+    with no arguments ("create_app()"). Raises ImportError,
+    AttributeError, or TypeError if the result is not callable.
+    """
+    module, _, name = spec.partition(":")
+    name = name or "application"
+    call = name.endswith("()")
+    obj = importlib.import_module(module)
+    for part in name.removesuffix("()").split("."):
+        obj = getattr(obj, part)
+    if call:
+        obj = obj()
+    if not callable(obj):
+        raise TypeError(f"{spec}: {type(obj).__name__} is not a WSGI application")
+    return obj
+
+
+def arguments(argv):
+    p = argparse.ArgumentParser(prog="python3 -m actd.wsgi",
+                                description="Serve a WSGI application as an actd child.")
+    p.add_argument("app", metavar="MODULE:APP", help="the application, e.g. myproject.wsgi:application")
+    p.add_argument("--chdir", metavar="DIR", help="change to DIR and import from it")
+    p.add_argument("--keep-alive", type=float, default=5.0, metavar="SECONDS",
+                   help="wait this long for the next request on a connection (0: close after each)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="a client's read or write may stall this long (default 30)")
+    p.add_argument("--limit-request-head", type=int, default=http.HEAD_LIMIT, metavar="BYTES",
+                   help="largest request head (request line and fields), else 431")
+    p.add_argument("--script-name", default=os.environ.get("SCRIPT_NAME", ""),
+                   help="SCRIPT_NAME, the path the application is mounted at")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    """Entry point of python3 -m actd.wsgi."""
+    from .worker import Worker
+    args = arguments(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the master's: it drains us
+    faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True)  # busy timeout
+    if args.chdir:
+        os.chdir(args.chdir)
+    sys.path.insert(0, os.getcwd())
+    options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name)
+    server = Server(load(args.app), options)
+    worker = Worker(server.serve)
+    server.hooks = worker
+    worker.run()
+
+
+if __name__ == "__main__":
+    main()

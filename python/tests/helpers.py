@@ -1,0 +1,86 @@
+"""Shared by the tests: a Server on one end of a socket pair, and a reader
+of the HTTP responses that come back."""
+
+import http.client
+import io
+import socket
+import threading
+
+from actd.wsgi import Options, Server
+
+
+class _Unclosed(io.BytesIO):
+    def close(self):
+        pass  # HTTPResponse closes its file after each response
+
+
+class _Bytes:
+    def __init__(self, data):
+        self.file = _Unclosed(data)
+
+    def makefile(self, mode):
+        return self.file
+
+
+def parse_responses(raw, methods=None):
+    """Return [(status, headers dict, body)] of the responses in raw."""
+    source = _Bytes(raw)
+    out = []
+    for method in methods or ["GET"] * 100:
+        if source.file.tell() >= len(raw):
+            break
+        r = http.client.HTTPResponse(source, method=method)
+        r.begin()
+        out.append((r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()))
+    return out
+
+
+class Pair:
+    """A Server serving one end of a socket pair in a thread; the test
+    holds the other end (client)."""
+
+    def __init__(self, app, options=None, family=socket.AF_UNIX):
+        self.server = Server(app, options or Options(keep_alive=2, timeout=5))
+        if family == socket.AF_UNIX:
+            self.client, self.conn = socket.socketpair(family)
+        else:
+            self.client, self.conn = tcp_pair()
+        self.client.settimeout(10)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        try:
+            self.server.serve(self.conn, ("127.0.0.1", 4321), ("localhost", "80"))
+        finally:
+            self.conn.close()
+
+    def exchange(self, data):
+        """Send data, end our side, and return all the server sent."""
+        self.client.sendall(data)
+        self.client.shutdown(socket.SHUT_WR)
+        return self.read_all()
+
+    def read_all(self):
+        chunks = []
+        while True:
+            b = self.client.recv(65536)
+            if not b:
+                break
+            chunks.append(b)
+        self.thread.join(10)
+        self.client.close()
+        return b"".join(chunks)
+
+
+def exchange(app, data, options=None):
+    """Serve data to app over a fresh pair; return what came back."""
+    return Pair(app, options).exchange(data)
+
+
+def tcp_pair():
+    """Return (client, server) ends of a loopback TCP connection."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        client = socket.create_connection(listener.getsockname())
+        conn, _ = listener.accept()
+    return client, conn

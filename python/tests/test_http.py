@@ -1,0 +1,139 @@
+"""Request heads and bodies: actd.http."""
+
+import socket
+import unittest
+
+from actd import http
+
+
+def parse(head):
+    return http.parse(head)
+
+
+class ParseTest(unittest.TestCase):
+    def test_good(self):
+        cases = [
+            ("origin form", b"GET /a/b?x=1 HTTP/1.1\r\nHost: h", "GET", "/a/b?x=1", "HTTP/1.1", {"HOST": "h"}),
+            ("HTTP/1.0", b"HEAD / HTTP/1.0", "HEAD", "/", "HTTP/1.0", {}),
+            ("repeated fields join", b"GET / HTTP/1.1\r\nX-A: 1\r\nx-a: 2", "GET", "/", "HTTP/1.1", {"X-A": "1,2"}),
+            ("whitespace around value", b"GET / HTTP/1.1\r\nX-A: \t v w \t", "GET", "/", "HTTP/1.1", {"X-A": "v w"}),
+            ("empty value", b"GET / HTTP/1.1\r\nX-A:", "GET", "/", "HTTP/1.1", {"X-A": ""}),
+            ("latin-1 value", b"GET / HTTP/1.1\r\nX-A: \xe9", "GET", "/", "HTTP/1.1", {"X-A": "\xe9"}),
+            ("asterisk", b"OPTIONS * HTTP/1.1", "OPTIONS", "*", "HTTP/1.1", {}),
+        ]
+        for name, head, method, target, version, headers in cases:
+            with self.subTest(name):
+                r = parse(head)
+                self.assertEqual((r.method, r.target, r.version, r.headers), (method, target, version, headers))
+
+    def test_bad(self):
+        cases = [
+            ("no version", b"GET /", http.BadRequest),
+            ("two spaces", b"GET  / HTTP/1.1", http.BadRequest),
+            ("bad method", b"G(T / HTTP/1.1", http.BadRequest),
+            ("space before colon", b"GET / HTTP/1.1\r\nHost : h", http.BadRequest),
+            ("folded line", b"GET / HTTP/1.1\r\nX-A: 1\r\n  2", http.BadRequest),
+            ("no colon", b"GET / HTTP/1.1\r\nnocolon", http.BadRequest),
+            ("bare LF in value", b"GET / HTTP/1.1\r\nX-A: 1\nX-B: 2", http.BadRequest),
+            ("NUL in value", b"GET / HTTP/1.1\r\nX-A: 1\x002", http.BadRequest),
+            ("control in target", b"GET /\x01 HTTP/1.1", http.BadRequest),
+            ("not HTTP", b"GET / FTP/1.1", http.BadRequest),
+            ("HTTP/2.0", b"GET / HTTP/2.0", http.BadVersion),
+            ("two lengths", b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4", http.BadRequest),
+            ("negative length", b"POST / HTTP/1.1\r\nContent-Length: -1", http.BadRequest),
+            ("length and chunked", b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked", http.BadRequest),
+            ("gzip coding", b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip", http.BadCoding),
+            ("chunked in 1.0", b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked", http.BadRequest),
+            ("too many fields", b"GET / HTTP/1.1" + b"\r\nX: 1" * 101, http.HeadTooLarge),
+        ]
+        for name, head, error in cases:
+            with self.subTest(name):
+                with self.assertRaises(error):
+                    parse(head)
+
+    def test_keep_alive(self):
+        cases = [
+            (b"GET / HTTP/1.1", True),
+            (b"GET / HTTP/1.1\r\nConnection: close", False),
+            (b"GET / HTTP/1.1\r\nConnection: Keep-Alive, Close", False),
+            (b"GET / HTTP/1.0", False),
+            (b"GET / HTTP/1.0\r\nConnection: keep-alive", True),
+        ]
+        for head, want in cases:
+            with self.subTest(head):
+                self.assertEqual(parse(head).keep_alive, want)
+
+    def test_split_target(self):
+        cases = [
+            ("/a%20b?q=%20", "/a b", "q=%20"),
+            ("/caf%C3%A9", "/caf\xc3\xa9", ""),  # PEP 3333: bytes as latin-1
+            ("http://example.com/x?y", "/x", "y"),
+            ("http://example.com", "/", ""),
+            ("/p#frag", "/p", ""),
+        ]
+        for target, path, query in cases:
+            with self.subTest(target):
+                r = http.Request("GET", target, "HTTP/1.1", {})
+                self.assertEqual(r.split_target(), (path, query))
+
+
+class ReaderTest(unittest.TestCase):
+    def reader(self, data):
+        a, b = socket.socketpair()
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        a.sendall(data)
+        a.shutdown(socket.SHUT_WR)
+        return http.Reader(b)
+
+    def test_heads(self):
+        r = self.reader(b"\r\nGET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\nA: b\r\n\r\n")
+        self.assertEqual(r.head(), b"GET /1 HTTP/1.1")
+        self.assertEqual(r.head(), b"GET /2 HTTP/1.1\r\nA: b")
+        self.assertIsNone(r.head())
+
+    def test_limits(self):
+        cases = [
+            ("long line", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", http.LineTooLong),
+            ("large head", b"GET / HTTP/1.1\r\n" + b"X: " + b"a" * 70000 + b"\r\n\r\n", http.HeadTooLarge),
+            ("cut head", b"GET / HTTP/1.1\r\nX: 1", http.ClientGone),
+        ]
+        for name, data, error in cases:
+            with self.subTest(name):
+                with self.assertRaises(error):
+                    self.reader(data).head()
+
+    def test_bodies(self):
+        cases = [
+            ("length", lambda r: http.LengthBody(r, 11), b"hello world", b"hello world"),
+            ("chunked", lambda r: http.ChunkedBody(r), b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n", b"hello world"),
+            ("chunked trailers", lambda r: http.ChunkedBody(r), b"b\r\nhello world\r\n0\r\nX-T: 1\r\n\r\n", b"hello world"),
+        ]
+        for name, make, data, want in cases:
+            with self.subTest(name):
+                body = make(self.reader(data + b"NEXT"))
+                self.assertEqual(body.read(), want)
+                self.assertEqual(body.read(), b"")
+                self.assertEqual(body.reader.buf, b"NEXT")
+
+    def test_readline(self):
+        body = http.LengthBody(self.reader(b"a\nbb\nccc"), 8)
+        self.assertEqual(body.readline(), b"a\n")
+        self.assertEqual(body.readline(1), b"b")
+        self.assertEqual(body.readlines(), [b"b\n", b"ccc"])
+        self.assertEqual(body.readline(), b"")
+
+    def test_bad_chunks(self):
+        cases = [
+            ("size not hex", b"zz\r\nhello\r\n0\r\n\r\n", http.BadRequest),
+            ("data longer than size", b"3\r\nhello\r\n0\r\n\r\n", http.BadRequest),
+            ("cut", b"5\r\nhel", http.ClientGone),
+        ]
+        for name, data, error in cases:
+            with self.subTest(name):
+                with self.assertRaises(error):
+                    http.ChunkedBody(self.reader(data)).read()
+
+
+if __name__ == "__main__":
+    unittest.main()

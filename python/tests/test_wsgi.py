@@ -1,0 +1,306 @@
+"""The WSGI server, over a socket pair: actd.wsgi and actd.response.
+
+Every application runs wrapped in wsgiref.validate, which fails the
+request (500, logged) when the server breaks PEP 3333.
+"""
+
+import contextlib
+import io
+import os
+import socket
+import sys
+import tempfile
+import unittest
+import warnings
+from wsgiref.validate import validator
+
+from actd.wsgi import Options, load
+from helpers import Pair, exchange, parse_responses
+
+
+def echo(environ, start_response):
+    """Answers with the method, path, query and the body it read."""
+    body = environ["wsgi.input"].read(1 << 20)  # to its end: wsgi.input_terminated
+    out = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']} {environ['QUERY_STRING']} ".encode() + body
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(out)))])
+    return [out]
+
+
+def streamed(environ, start_response):
+    """A generator without Content-Length."""
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return (part for part in [b"one ", b"", b"two"])
+
+
+def by_lines(environ, start_response):
+    lines = [line for line in environ["wsgi.input"]]
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"%d lines: " % len(lines), b"|".join(lines)]
+
+
+def with_write(environ, start_response):
+    write = start_response("200 OK", [("Content-Type", "text/plain")])
+    write(b"written ")
+    return [b"returned"]
+
+
+def replaced(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    try:
+        raise ValueError("before any byte went out")
+    except ValueError:
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain")], sys.exc_info())
+    return [b"replaced"]
+
+
+def fails(environ, start_response):
+    raise RuntimeError("the application broke")
+
+
+def fails_late(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    yield b"first part "
+    raise RuntimeError("broke after the response began")
+
+
+def ignores_body(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+    return [b"ok"]
+
+
+class Closing:
+    closed = 0
+
+    def __init__(self, environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+    def __iter__(self):
+        yield b"closing"
+
+    def close(self):
+        Closing.closed += 1
+
+
+def files(path):
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/octet-stream")])
+        if environ["PATH_INFO"] == "/real":
+            return environ["wsgi.file_wrapper"](open(path, "rb"), 4096)
+        return environ["wsgi.file_wrapper"](io.BytesIO(b"from memory"), 4)
+    return app
+
+
+def validated(app):
+    return validator(app)
+
+
+@contextlib.contextmanager
+def stderr_captured():
+    old, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        yield sys.stderr
+    finally:
+        sys.stderr = old
+
+
+class ServerTest(unittest.TestCase):
+    def setUp(self):
+        warnings.simplefilter("error")  # wsgiref.validate warns of some faults
+        self.addCleanup(warnings.resetwarnings)
+
+    def one(self, app, data, method="GET"):
+        got = parse_responses(exchange(validated(app), data), [method])
+        self.assertEqual(len(got), 1, got)
+        return got[0]
+
+    def test_requests(self):
+        cases = [
+            ("GET", echo, b"GET /p?q=1 HTTP/1.1\r\nHost: h\r\n\r\n", 200, b"GET /p q=1 "),
+            ("HTTP/1.0", echo, b"GET /p HTTP/1.0\r\n\r\n", 200, b"GET /p  "),
+            ("POST length", echo, b"POST /f HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 200, b"POST /f  hello"),
+            ("POST chunked", echo, b"POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n",
+             200, b"POST /f  hello"),
+            ("input lines", by_lines, b"PUT / HTTP/1.1\r\nContent-Length: 6\r\n\r\na\nb\nc\n", 200, b"3 lines: a\n|b\n|c\n"),
+            ("streamed 1.1", streamed, b"GET / HTTP/1.1\r\n\r\n", 200, b"one two"),
+            ("streamed 1.0", streamed, b"GET / HTTP/1.0\r\n\r\n", 200, b"one two"),
+            ("write callable", with_write, b"GET / HTTP/1.1\r\n\r\n", 200, b"written returned"),
+            ("exc_info replaces", replaced, b"GET / HTTP/1.1\r\n\r\n", 503, b"replaced"),
+            ("percent path", echo, b"GET /a%20b HTTP/1.1\r\n\r\n", 200, b"GET /a b  "),
+        ]
+        for name, app, data, status, body in cases:
+            with self.subTest(name):
+                got = self.one(app, data)
+                self.assertEqual(got[0], status, got)
+                self.assertEqual(got[2], body)
+
+    def test_framing(self):
+        cases = [
+            ("list gets a length", echo, b"GET / HTTP/1.1\r\n\r\n", "content-length", None),
+            ("generator 1.1 chunked", streamed, b"GET / HTTP/1.1\r\n\r\n", "transfer-encoding", "chunked"),
+            ("generator 1.0 closes", streamed, b"GET / HTTP/1.0\r\n\r\n", "connection", "close"),
+            ("1.0 keep-alive", echo, b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "connection", "keep-alive"),
+        ]
+        for name, app, data, header, value in cases:
+            with self.subTest(name):
+                _, headers, _ = self.one(app, data)
+                self.assertIn(header, headers)
+                if value is not None:
+                    self.assertEqual(headers[header], value)
+                self.assertIn("date", headers)
+
+    def test_head(self):
+        raw = exchange(validated(echo), b"HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\n\r\n")
+        got = parse_responses(raw, ["HEAD", "GET"])
+        self.assertEqual([(s, b) for s, _, b in got], [(200, b""), (200, b"GET /g  ")])
+        self.assertEqual(got[0][1]["content-length"], "9")  # of "HEAD /h  "
+
+    def test_pipelined(self):
+        data = (b"GET /1 HTTP/1.1\r\n\r\nPOST /2 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+                b"POST /3 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
+                b"GET /4 HTTP/1.1\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\n\r\n")
+        got = parse_responses(exchange(validated(echo), data))
+        self.assertEqual([b for _, _, b in got], [b"GET /1  ", b"POST /2  abc", b"POST /3  x", b"GET /4  "])
+        self.assertEqual(got[-1][1]["connection"], "close")
+
+    def test_unread_body_is_skipped(self):
+        data = (b"POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
+                b"POST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /c HTTP/1.1\r\n\r\n")
+        got = parse_responses(exchange(validated(ignores_body), data))
+        self.assertEqual([b for _, _, b in got], [b"ok", b"ok", b"ok"])
+
+    def test_expect_continue(self):
+        pair = Pair(validated(echo))
+        pair.client.sendall(b"POST /e HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        self.assertEqual(pair.client.recv(100), b"HTTP/1.1 100 Continue\r\n\r\n")
+        got = parse_responses(pair.exchange(b"body"))
+        self.assertEqual(got[0][2], b"POST /e  body")
+
+    def test_expect_continue_unread_closes(self):
+        data = b"POST /e HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
+        raw = exchange(validated(ignores_body), data)
+        self.assertNotIn(b"100 Continue", raw)
+        got = parse_responses(raw)
+        self.assertEqual(got[0][0], 200)
+
+    def test_close_is_called(self):
+        Closing.closed = 0
+        got = self.one(Closing, b"GET / HTTP/1.1\r\n\r\n")
+        self.assertEqual(got[2], b"closing")
+        self.assertEqual(Closing.closed, 1)
+
+    def test_file_wrapper(self):
+        with tempfile.NamedTemporaryFile(delete=False) as f:
+            f.write(b"0123456789" * 1000)
+        self.addCleanup(os.unlink, f.name)
+        app = files(f.name)
+        for path, want in [("/real", b"0123456789" * 1000), ("/memory", b"from memory")]:
+            with self.subTest(path):
+                got = self.one(app, f"GET {path} HTTP/1.1\r\n\r\n".encode())
+                self.assertEqual(got[2], want)
+
+    def test_app_errors(self):
+        with stderr_captured() as err:
+            got = self.one(fails, b"GET /boom HTTP/1.1\r\n\r\n")
+        self.assertEqual(got[0], 500)
+        self.assertIn("GET /boom", err.getvalue())
+        self.assertIn("RuntimeError: the application broke", err.getvalue())
+        self.assertIn("Traceback", err.getvalue())
+
+    def test_app_error_after_start_closes(self):
+        with stderr_captured() as err:
+            raw = exchange(streamed_then(fails_late), b"GET / HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+        self.assertIn(b"first part ", raw)
+        self.assertNotIn(b"0\r\n\r\n", raw)  # no last chunk: the client sees the response cut
+        self.assertIn("broke after the response began", err.getvalue())
+
+    def test_malformed(self):
+        cases = [
+            ("garbage", b"\x16\x03\x01\x00 hello\r\n\r\n", 400),
+            ("bad header", b"GET / HTTP/1.1\r\nBad Header: x\r\n\r\n", 400),
+            ("smuggling", b"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("bad chunk", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400),
+            ("long line", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", 414),
+            ("large head", b"GET / HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n", 431),
+            ("HTTP/2", b"GET / HTTP/2.0\r\n\r\n", 505),
+            ("gzip body", b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+        ]
+        for name, data, status in cases:
+            with self.subTest(name), stderr_captured():
+                got = parse_responses(exchange(validated(echo), data + b"GET /next HTTP/1.1\r\n\r\n"))
+                self.assertEqual([s for s, _, _ in got], [status])
+                self.assertEqual(got[0][1]["connection"], "close")
+
+    def test_environ(self):
+        seen = {}
+
+        def app(environ, start_response):
+            seen.update(environ)
+            return echo(environ, start_response)
+
+        data = (b"POST /x?y=1 HTTP/1.1\r\nHost: example.org\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n"
+                b"X-Forwarded-For: 10.0.0.1\r\nX_Forwarded_For: spoof\r\n\r\nz")
+        self.one(app, data)
+        want = {"REQUEST_METHOD": "POST", "PATH_INFO": "/x", "QUERY_STRING": "y=1", "SCRIPT_NAME": "",
+                "CONTENT_TYPE": "text/plain", "CONTENT_LENGTH": "1", "HTTP_HOST": "example.org",
+                "HTTP_X_FORWARDED_FOR": "10.0.0.1", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+                "REMOTE_ADDR": "127.0.0.1", "REMOTE_PORT": "4321", "SERVER_PROTOCOL": "HTTP/1.1",
+                "wsgi.url_scheme": "http", "wsgi.multiprocess": True, "wsgi.multithread": False}
+        for key, value in want.items():
+            with self.subTest(key):
+                self.assertEqual(seen.get(key), value)
+        self.assertNotIn("HTTP_CONTENT_TYPE", seen)
+
+    def test_no_keep_alive(self):
+        raw = exchange(echo, b"GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n", Options(keep_alive=0))
+        got = parse_responses(raw)
+        self.assertEqual(len(got), 1)
+        self.assertEqual(got[0][1]["connection"], "close")
+
+    def test_tcp(self):
+        pair = Pair(validated(echo), family=socket.AF_INET)
+        got = parse_responses(pair.exchange(b"GET /tcp HTTP/1.1\r\n\r\n"))
+        self.assertEqual(got[0][2], b"GET /tcp  ")
+
+
+def streamed_then(app):
+    return app  # not validated: validate objects to the exception mid-iteration
+
+
+class LoadTest(unittest.TestCase):
+    def test_load(self):
+        cases = [
+            ("attribute", "wsgiref.simple_server:demo_app", "demo_app"),
+            ("default name", "test_wsgi", "application"),
+            ("call", "test_wsgi:make_app()", "made"),
+        ]
+        for name, spec, want in cases:
+            with self.subTest(name):
+                self.assertEqual(load(spec).__name__, want)
+
+    def test_load_fails(self):
+        cases = [
+            ("no module", "no_such_module_here:app", ImportError),
+            ("no attribute", "test_wsgi:missing", AttributeError),
+            ("not callable", "test_wsgi:NOT_AN_APP", TypeError),
+        ]
+        for name, spec, error in cases:
+            with self.subTest(name):
+                with self.assertRaises(error):
+                    load(spec)
+
+
+def application(environ, start_response):
+    return echo(environ, start_response)
+
+
+def make_app():
+    def made(environ, start_response):
+        return echo(environ, start_response)
+    return made
+
+
+NOT_AN_APP = 42
+
+
+if __name__ == "__main__":
+    unittest.main()
