@@ -331,3 +331,14 @@ func TestReportsNeverBlock(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+// TestDisableKeepAlive: with plackup's --disable-keepalive the handler
+// answers an HTTP/1.1 request with Connection: close and closes.
+func TestDisableKeepAlive(t *testing.T) {
+	p := startPool(t, "dispatch", "app.psgi", "--", "--disable-keepalive")
+	conn, r := dial(t, p)
+	converse(t, conn, r, []exchange{{"GET", get("/hello"), 200, "", `^hello pid=`, map[string]string{"Connection": "close"}}})
+	if n, err := r.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after the answer: got %d bytes, %v, want EOF", n, err)
+	}
+}

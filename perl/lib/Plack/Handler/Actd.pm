@@ -41,7 +41,8 @@ my $NULL_INPUT = do { open(my $fh, '<', \'') or die; $fh };
 # are ignored: actd owns the sockets.
 sub new {
     my ($class, %args) = @_;
-    my %self = (%DEFAULTS, keepalive => !$args{disable_keepalive});
+    # plackup turns --disable-keepalive into keepalive => 0
+    my %self = (%DEFAULTS, keepalive => ($args{keepalive} // 1) && !$args{disable_keepalive});
     for my $name (keys %DEFAULTS) {
         next unless defined $args{$name};
         $args{$name} =~ /\A[0-9]+(?:\.[0-9]+)?\z/ && $args{$name} > 0
