@@ -102,7 +102,8 @@ sub send_message {
 }
 
 # report: tell the master which request is in hand (R, protocol revision
-# 2), shown by `actd status` and in the busy-timeout log line. Does nothing
+# 2), shown by `actd status` and in the busy-timeout log line; an empty
+# text clears it (between the requests of a connection). Does nothing
 # under a revision-1 master. Bytes outside printable ASCII become "?", so
 # the text is valid UTF-8 whatever the client sent; it is cut to 248 bytes.
 #

@@ -23,10 +23,11 @@ use Time::HiRes ();
 our $VERSION = '0.1.0';
 
 use constant {
-    CRLF      => "\015\012",
-    MAX_HEAD  => 131072,    # bytes of request line and headers, else 431
-    MAX_LINE  => 8192,      # bytes of a chunk-size or trailer line, else 400
-    READ_SIZE => 65536,
+    CRLF         => "\015\012",
+    MAX_HEAD     => 131072,    # bytes of request line and headers, else 431
+    MAX_LINE     => 8192,      # bytes of a chunk-size or trailer line, else 400
+    READ_SIZE    => 65536,
+    REPORT_AFTER => 0.005,     # seconds of keep-alive wait before the request text is cleared
 };
 
 # The defaults are Starman's, so an operator's numbers mean the same.
@@ -143,7 +144,8 @@ sub address {
 # request. Returns false on a timeout. When the master has something to say
 # (a drain, or end of file: only those reach a busy child, but for an
 # exclusive-mode "register again"), it returns whether the client has sent
-# something, and that request is the connection's last.
+# something, and that request is the connection's last. A wait that lasts
+# more than REPORT_AFTER clears the request text in `actd status`.
 sub await_request {
     my ($self, $c) = @_;
     my $client  = fileno $c->{conn};
@@ -151,13 +153,25 @@ sub await_request {
     my $in      = '';
     vec($in, $client,  1) = 1;
     vec($in, $channel, 1) = 1;
-    my ($n, $out);
-    do { $n = select($out = $in, undef, undef, $self->{keepalive_timeout}) }
-        while $n < 0 && $! == EINTR;
+    my $first = $self->{keepalive_timeout} < REPORT_AFTER ? $self->{keepalive_timeout} : REPORT_AFTER;
+    my ($n, $out) = wait_readable($in, $first);
+    if (!$n && $first < $self->{keepalive_timeout}) {
+        $self->{worker}->report('');
+        ($n, $out) = wait_readable($in, $self->{keepalive_timeout} - $first);
+    }
     return 0 if $n <= 0;
     return 1 unless vec($out, $channel, 1);
     $c->{last} = 1;
     return vec($out, $client, 1);
+}
+
+# wait_readable: select on the fds in $in for $timeout seconds; returns the
+# count of ready ones (0 on a timeout, -1 on an error) and their bits.
+sub wait_readable {
+    my ($in, $timeout) = @_;
+    my ($n, $out);
+    do { $n = select($out = $in, undef, undef, $timeout) } while $n < 0 && $! == EINTR;
+    return ($n, $out);
 }
 
 # read_request: the next request's environment, its body read and
