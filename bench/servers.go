@@ -28,6 +28,17 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 	case "actd-dispatch", "actd-exclusive":
 		cmd, err := actdCommand(t, base[len("actd-"):], before, s)
 		return cmd, "/", err
+	case "actd-filter-http": // dispatch mode, the master holds connections until their head is in
+		cmd, err := actdCommand(t, "dispatch", before, s)
+		if cmd != nil {
+			cmd.Args = append(cmd.Args, "--accept-filter", "http")
+		}
+		return cmd, "/", err
+	case "apache-reqtimeout":
+		return apacheReqtimeoutCommand(s)
+	case "uwsgi-router":
+		cmd, err := uwsgiRouterCommand(s)
+		return cmd, "/", err
 	case "baseline":
 		return baselineCommand(t, s), "/", nil
 	case "baseline-netconn":

@@ -10,6 +10,7 @@ import (
 var serverHow = map[string]string{
 	"actd-dispatch":    "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
 	"actd-exclusive":   "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
+	"actd-filter-http": "`actd --accept dispatch --accept-filter http`: the master accepts, holds each connection until its head is in, and passes it to the lowest idle child",
 	"baseline":         "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop, plain read/write; no supervisor on the path",
 	"baseline-netconn": "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as a `worker.Serve` worker does",
 	"apache-prefork":   "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
