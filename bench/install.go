@@ -24,6 +24,8 @@ var peers = []peer{
 	{"gcc", "/usr/bin/cc"},
 	{"uwsgi-core", "/usr/bin/uwsgi-core"},
 	{"uwsgi-plugin-python3", "/usr/lib/uwsgi/plugins/python3_plugin.so"},
+	{"libplack-perl", "/usr/bin/plackup"},
+	{"starman", "/usr/bin/starman"},
 }
 
 // missingPeers returns the packages whose file is absent.

@@ -37,6 +37,9 @@ type options struct {
 var allServers = []string{"actd-dispatch", "actd-exclusive", "actd-filter-http", "baseline", "baseline-netconn",
 	"actd-go-fd", "actd-go-conn", "actd-go-http", "apache-prefork", "gunicorn", "socket-activate"}
 
+// The PSGI servers (psgi.go) join the list.
+func init() { allServers = append(allServers, psgiServers...) }
+
 // parseOptions reads args. It returns an error for an unknown flag, a
 // non-positive count or duration, or an unknown server or load name.
 func parseOptions(args []string) (options, error) {

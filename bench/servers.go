@@ -54,6 +54,9 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 	case "socket-activate":
 		cmd, err := socketActivateCommand(t, s)
 		return cmd, "/", err
+	case "actd-psgi-dispatch", "actd-psgi-exclusive", "starman":
+		cmd, err := psgiCommand(base, t, s)
+		return cmd, "/", err
 	}
 	if slices.Contains(wsgiServers, base) {
 		cmd, err := wsgiCommand(base, t, s)

@@ -19,6 +19,11 @@ var serverHow = map[string]string{
 	"apache-prefork":   "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
 	"gunicorn":         "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
 	"socket-activate":  "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
+
+	// The PSGI servers (psgi.go).
+	"actd-psgi-dispatch":  "`actd --accept dispatch -- plackup -s Actd -E deployment hello.psgi`: the Perl handler (perl/lib), a hello PSGI app",
+	"actd-psgi-exclusive": "`actd --accept exclusive -- plackup -s Actd -E deployment hello.psgi`: the Perl handler, children accept via EPOLLEXCLUSIVE",
+	"starman":             "Starman (Debian), `--workers N -E deployment hello.psgi` (fixed pool, keep-alive on, 1 s timeout), the same PSGI app",
 }
 
 // writeServers writes the table of servers and their pool settings.

@@ -27,6 +27,7 @@ func (r report) writeTargets(b *strings.Builder) {
 	}
 	r.ratioRow(b, "actd-dispatch", "close-8", 0.8)
 	r.writeGoTargets(b)
+	r.writePSGITargets(b)
 	for _, mode := range []string{"actd-dispatch", "actd-exclusive"} {
 		r.masterRSSRow(b, mode)
 		r.idleRow(b, mode)

@@ -81,6 +81,14 @@ install -d "$stage/usr/lib/python3/dist-packages/actd"
 install -m 0644 "$root"/python/actd/*.py "$stage/usr/lib/python3/dist-packages/actd/"
 gzip -9n <"$root/docs/python.md" >"$stage/usr/share/doc/actd/python.md.gz"
 
+# The Perl Plack handler (docs/perl.md), where Debian's Perl keeps
+# architecture-independent modules (perl policy 2.3, vendor directory), so
+# `plackup -s Actd` finds it without PERL5LIB.
+install -D -m 0644 "$root/perl/lib/Plack/Handler/Actd.pm" "$stage/usr/share/perl5/Plack/Handler/Actd.pm"
+install -D -m 0644 "$root/perl/lib/Actd/Worker.pm" "$stage/usr/share/perl5/Actd/Worker.pm"
+install -D -m 0644 "$root/perl/lib/Actd/Epoll.pm" "$stage/usr/share/perl5/Actd/Epoll.pm"
+gzip -9n <"$root/docs/perl.md" >"$stage/usr/share/doc/actd/perl.md.gz"
+
 # The changelog gets an entry for a version it does not list yet (ACTD_VERSION).
 # Its date is the build's timestamp, but always after the entry below it.
 maintainer=$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$pkg/deb/changelog" | head -n 1)
