@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,7 +21,7 @@ import (
 // Bounds on waiting; none is a speed assertion, each only stops a broken
 // run from hanging.
 const (
-	readyBound = 30 * time.Second // the start pool said hello (Django imports slowly)
+	readyBound = 60 * time.Second // the start pool said hello (Django imports slowly)
 	stopBound  = 15 * time.Second
 	pollEvery  = 50 * time.Millisecond
 	ioTimeout  = 20 * time.Second
@@ -106,7 +107,13 @@ func startActd(t *testing.T, addr string, args ...string) *pool {
 	dir := t.TempDir()
 	p := &pool{actd: actd(t), addr: addr, control: filepath.Join(dir, "ctl.sock"),
 		log: filepath.Join(dir, "actd.log"), exited: make(chan struct{})}
-	p.cmd = exec.Command(p.actd, append([]string{"--control-socket", p.control, "--log-format", "text"}, args...)...)
+	base := []string{"--control-socket", p.control, "--log-format", "text"}
+	if !slices.Contains(args, "--start-timeout") {
+		// Flask and Django import for seconds, more on a loaded machine:
+		// the default 10 s would kill children that are only slow to start.
+		base = append(base, "--start-timeout", "60s")
+	}
+	p.cmd = exec.Command(p.actd, append(base, args...)...)
 	here, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
