@@ -69,10 +69,8 @@ func TestValidatedUnderActd(t *testing.T) {
 			checkExpectContinue(t, p)
 			checkConcurrent(t, p)
 			for _, line := range strings.Split(p.logText(t), "\n") {
-				// checkConcurrent may queue connections: an overload line is no complaint.
-				complaint := strings.Contains(line, "Traceback") || strings.Contains(line, "level=WARN") ||
-					strings.Contains(line, "level=ERROR")
-				if complaint && !strings.Contains(line, "event=overload") {
+				complaint := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")
+				if strings.Contains(line, "Traceback") || complaint && !strings.Contains(line, "event=overload") {
 					t.Errorf("log: got %s, want no traceback or complaint", line)
 				}
 			}
@@ -86,7 +84,9 @@ func TestValidatedUnderActd(t *testing.T) {
 // checkConcurrent sends clients×perClient requests at once, each on its
 // own connection: more than the children, so that dispatch mode orders
 // "keep accepting" and exclusive mode accepts in bursts. Every request must
-// be answered, and no child killed for a message out of place.
+// be answered, and no child killed for a message out of place (the caller
+// reads the log: an overload warning is fine, a burst may well find every
+// child busy for a moment).
 func checkConcurrent(t *testing.T, p *pool) {
 	t.Helper()
 	const clients, perClient = 8, 25
