@@ -18,7 +18,7 @@ func (r report) writeCommands(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "%s\n", line)
 	}
-	b.WriteString("```\n\nApache's `httpd.conf` and `slow.lua` come from `bench/apache.go`, gunicorn's `benchapp.py` from `bench/gunicorn.go`.\n\nLoads (wrk prints its summary through `$WORK/summary.lua`; Apache is asked for `/index.txt`, and `/slow` under the slow load):\n\n```\n")
+	b.WriteString("```\n\nApache's `httpd.conf` and `slow.lua` come from `bench/apache.go`, gunicorn's `benchapp.py` from `bench/gunicorn.go` (uWSGI serves the same app, `bench/slowclients.go`; apache-reqtimeout adds Debian's `mod_reqtimeout` lines there).\n\nLoads (wrk prints its summary through `$WORK/summary.lua`; Apache is asked for `/index.txt`, and `/slow` under the slow load):\n\n```\n")
 	for _, name := range r.opts.loads {
 		l, _ := loadByName(name)
 		fmt.Fprintf(b, "%s\n", strings.Join(quoteArgs(wrkArgs("$WORK/summary.lua", "http://127.0.0.1:PORT/", l, r.opts.duration)), " "))

@@ -22,6 +22,10 @@ var peers = []peer{
 	{"python3-gunicorn", "/usr/lib/python3/dist-packages/gunicorn/__init__.py"},
 	{"systemd", "/usr/bin/systemd-socket-activate"},
 	{"gcc", "/usr/bin/cc"},
+	{"uwsgi-core", "/usr/bin/uwsgi-core"},
+	{"uwsgi-plugin-python3", "/usr/lib/uwsgi/plugins/python3_plugin.so"},
+	{"libplack-perl", "/usr/bin/plackup"},
+	{"starman", "/usr/bin/starman"},
 }
 
 // missingPeers returns the packages whose file is absent.

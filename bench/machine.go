@@ -33,6 +33,8 @@ func machineFacts(root, before string) []fact {
 		{"Apache", apacheVersion()},
 		{"gunicorn", firstLine("/usr/bin/python3", "-c", "import gunicorn, sys; print('gunicorn', gunicorn.__version__, 'on Python', sys.version.split()[0])")},
 		{"systemd", firstLine("/usr/bin/systemd-socket-activate", "--version")},
+		{"uWSGI", firstLine("/usr/bin/uwsgi-core", "--version")},
+		{"Perl", firstLine("perl", "-MPlack", "-MStarman", "-e", "print qq(Perl $^V, Plack $Plack::VERSION, Starman $Starman::VERSION)")},
 	}
 	if before != "" {
 		facts = append(facts, fact{"actd before", commit(before)})

@@ -19,6 +19,7 @@ type options struct {
 	servers    []string      // servers to measure, by name
 	loads      []string      // loads to run, by name
 	ramp       []string      // servers for the scaling ramp; empty skips it
+	slow       []string      // servers for the slow-clients experiment; empty skips it
 	rampTiming rampTiming
 	install    bool   // apt-get install missing peers
 	out        string // markdown file to update; "" prints only
@@ -32,14 +33,20 @@ type options struct {
 // baseline-netconn is the baseline serving through Go's net.Conn, as a
 // worker.Serve worker does: it shows the cost of Go's network layer apart
 // from the cost of supervision.
-var allServers = []string{"actd-dispatch", "actd-exclusive", "baseline", "baseline-netconn", "apache-prefork", "gunicorn", "socket-activate"}
+// The actd-go-* servers run the baseline's answers as an actd worker
+// through each path of the Go worker library (-worker), to compare them.
+var allServers = []string{"actd-dispatch", "actd-exclusive", "actd-filter-http", "baseline", "baseline-netconn",
+	"actd-go-fd", "actd-go-conn", "actd-go-http", "apache-prefork", "gunicorn", "socket-activate"}
+
+// The PSGI servers (psgi.go) join the list.
+func init() { allServers = append(allServers, psgiServers...) }
 
 // parseOptions reads args. It returns an error for an unknown flag, a
 // non-positive count or duration, or an unknown server or load name.
 func parseOptions(args []string) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o options
-	var servers, loadNames, rampServers string
+	var servers, loadNames, rampServers, slow string
 	quick := fs.Bool("quick", false, "short smoke run: 1 s runs, short ramp, writes no docs")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per server and load (median and min-max reported)")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of one measured run")
@@ -49,6 +56,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&servers, "servers", strings.Join(allServers, ","), "comma-separated servers to measure")
 	fs.StringVar(&loadNames, "loads", strings.Join(loadNamesList(), ","), "comma-separated loads to run")
 	fs.StringVar(&rampServers, "ramp", "actd-dispatch,actd-exclusive,apache-prefork", "comma-separated servers for the scaling ramp (empty: skip)")
+	fs.StringVar(&slow, "slow", strings.Join(slowServers, ","), "comma-separated servers for the slow-clients experiment (empty: skip)")
 	fs.BoolVar(&o.install, "install", true, "apt-get install missing peers (wrk, apache2, python3-gunicorn, systemd, gcc)")
 	fs.StringVar(&o.out, "out", "docs/benchmarks.md", "markdown file whose results section is rewritten (empty: print only)")
 	fs.StringVar(&o.plot, "plot", "docs/scaling.png", "PNG file for the scaling ramp (empty: no plot)")
@@ -67,7 +75,14 @@ func parseOptions(args []string) (options, error) {
 		o.rampTiming = quickRampTiming
 		o.out, o.plot = "", ""
 	}
-	return o, o.setLists(servers, loadNames, rampServers)
+	if err := o.setLists(servers, loadNames, rampServers); err != nil {
+		return o, err
+	}
+	var err error
+	if o.slow, err = pickNames(slow, slowServers); err != nil {
+		return o, fmt.Errorf("-slow: %w", err)
+	}
+	return o, nil
 }
 
 // setLists parses and checks the comma-separated name lists. It returns an

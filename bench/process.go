@@ -57,6 +57,7 @@ func startServer(name string, t *tools, s setup) (*serverProc, error) {
 		p.stop()
 		return nil, fmt.Errorf("%s: %w; log:\n%s", name, err, p.logTail())
 	}
+	settle(name, p.pid())
 	return p, nil
 }
 

@@ -21,6 +21,7 @@ type report struct {
 	cells    []cell
 	idle     []idleMeasure
 	ramps    []rampResult
+	slow     []slowResult
 	elapsed  time.Duration
 	plotName string // file name of the plot next to the markdown, or ""
 }
@@ -34,6 +35,7 @@ func (r report) markdown() string {
 	r.writeAB(&b)
 	r.writeLoads(&b)
 	r.writeIdle(&b)
+	r.writeSlow(&b)
 	r.writeRamps(&b)
 	r.writeCommands(&b)
 	r.writeNotes(&b)
@@ -73,6 +75,11 @@ func (r report) writeNotes(b *strings.Builder) {
 	for _, m := range r.idle {
 		if m.err != nil {
 			notes = append(notes, fmt.Sprintf("%s, idle: %s", m.server, firstLineOf(m.err.Error())))
+		}
+	}
+	for _, sr := range r.slow {
+		if sr.err != nil {
+			notes = append(notes, fmt.Sprintf("%s, slow clients: %s", sr.server, firstLineOf(sr.err.Error())))
 		}
 	}
 	for _, rr := range r.ramps {

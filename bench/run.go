@@ -73,6 +73,10 @@ func measureAll(ctx context.Context, o options, root, dir string) error {
 		fmt.Fprintf(os.Stderr, "idle (%v)\n", o.idle)
 		rep.idle = measureIdle(t, o.servers, o.idle)
 	}
+	if len(o.slow) > 0 && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "slow clients (%d slow, %d silent, %d good clients for %v):\n", slowConns, silentConns, goodConc, slowWindow)
+		rep.slow = runSlowClients(ctx, t, o.slow)
+	}
 	if len(o.ramp) > 0 && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "scaling ramp:")
 		rep.ramps = runRamps(ctx, t, o.ramp, o.rampTiming)

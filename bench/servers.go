@@ -28,10 +28,24 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 	case "actd-dispatch", "actd-exclusive":
 		cmd, err := actdCommand(t, base[len("actd-"):], before, s)
 		return cmd, "/", err
+	case "actd-filter-http": // dispatch mode, the master holds connections until their head is in
+		cmd, err := actdCommand(t, "dispatch", before, s)
+		if cmd != nil {
+			cmd.Args = append(cmd.Args, "--accept-filter", "http")
+		}
+		return cmd, "/", err
+	case "apache-reqtimeout":
+		return apacheReqtimeoutCommand(s)
+	case "uwsgi-router":
+		cmd, err := uwsgiRouterCommand(s)
+		return cmd, "/", err
 	case "baseline":
 		return baselineCommand(t, s), "/", nil
 	case "baseline-netconn":
 		return baselineCommand(t, s, "-netconn"), "/", nil
+	case "actd-go-fd", "actd-go-conn", "actd-go-http":
+		cmd, err := actdWorkerCommand(t, base[len("actd-go-"):], s)
+		return cmd, "/", err
 	case "apache-prefork":
 		return apacheCommand(s)
 	case "gunicorn":
@@ -39,6 +53,13 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		return cmd, "/", err
 	case "socket-activate":
 		cmd, err := socketActivateCommand(t, s)
+		return cmd, "/", err
+	case "actd-psgi-dispatch", "actd-psgi-exclusive", "starman":
+		cmd, err := psgiCommand(base, t, s)
+		return cmd, "/", err
+	}
+	if slices.Contains(wsgiServers, base) {
+		cmd, err := wsgiCommand(base, t, s)
 		return cmd, "/", err
 	}
 	return nil, "", fmt.Errorf("unknown server %q", name)
@@ -94,3 +115,14 @@ func controlSocket(s setup) string { return s.dir + "/control.sock" }
 
 // addr is the loopback listening address for port.
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// actdWorkerCommand runs actd in exclusive mode with bench/baseline as its
+// worker, serving through the Go worker library's path how (baseline
+// -worker: fd, conn or http). It returns an error if actd did not build.
+func actdWorkerCommand(t *tools, how string, s setup) (*exec.Cmd, error) {
+	if t.actd == "" {
+		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
+	}
+	args := append(actdArgs("exclusive", s), "--", t.baseline, "-worker", how, "-delay", s.delay.String())
+	return exec.Command(t.actd, args...), nil
+}

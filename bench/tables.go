@@ -10,11 +10,20 @@ import (
 var serverHow = map[string]string{
 	"actd-dispatch":    "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
 	"actd-exclusive":   "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
+	"actd-filter-http": "`actd --accept dispatch --accept-filter http`: the master accepts, holds each connection until its head is in, and passes it to the lowest idle child",
 	"baseline":         "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop, plain read/write; no supervisor on the path",
 	"baseline-netconn": "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as a `worker.Serve` worker does",
+	"actd-go-fd":       "`actd --accept exclusive -- baseline -worker fd`: the baseline's answers through `worker.ServeFD` (the blocking fd)",
+	"actd-go-conn":     "`actd --accept exclusive -- baseline -worker conn`: the same through `worker.Serve` (a net.Conn)",
+	"actd-go-http":     "`actd --accept exclusive -- baseline -worker http`: net/http's Server on `worker.Listener`",
 	"apache-prefork":   "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
 	"gunicorn":         "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
 	"socket-activate":  "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
+
+	// The PSGI servers (psgi.go).
+	"actd-psgi-dispatch":  "`actd --accept dispatch -- plackup -s Actd -E deployment hello.psgi`: the Perl handler (perl/lib), a hello PSGI app",
+	"actd-psgi-exclusive": "`actd --accept exclusive -- plackup -s Actd -E deployment hello.psgi`: the Perl handler, children accept via EPOLLEXCLUSIVE",
+	"starman":             "Starman (Debian), `--workers N -E deployment hello.psgi` (fixed pool, keep-alive on, 1 s timeout), the same PSGI app",
 }
 
 // writeServers writes the table of servers and their pool settings.

@@ -26,10 +26,13 @@ func (r report) writeTargets(b *strings.Builder) {
 		r.ratioRow(b, "actd-exclusive", name, 0.95)
 	}
 	r.ratioRow(b, "actd-dispatch", "close-8", 0.8)
+	r.writeGoTargets(b)
+	r.writePSGITargets(b)
 	for _, mode := range []string{"actd-dispatch", "actd-exclusive"} {
 		r.masterRSSRow(b, mode)
 		r.idleRow(b, mode)
 	}
+	r.writeWSGITargets(b)
 	b.WriteString("\nRatios compare median requests/s against the baseline in the same run.\n\n")
 }
 

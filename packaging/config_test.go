@@ -75,6 +75,10 @@ func readConf(t *testing.T, name string) map[string]confEntry {
 // config file shows an example value for them instead.
 var examples = map[string]bool{"listen": true, "exec": true, "control-socket": true, "metrics-listen": true}
 
+// shippedSettings are the keys actd.conf sets for the default pool, uncommented,
+// to a value other than the flag's default (docs/operations.md says why).
+var shippedSettings = map[string]string{"accept-filter": "http"}
+
 func TestConfListsEveryFlag(t *testing.T) {
 	conf := readConf(t, "actd.conf")
 	for _, f := range actdFlags(t) {
@@ -84,6 +88,10 @@ func TestConfListsEveryFlag(t *testing.T) {
 			case f.name == "config":
 				if ok {
 					t.Errorf("actd.conf sets config, which a file may not")
+				}
+			case shippedSettings[f.name] != "":
+				if !ok || e.commented || e.value != shippedSettings[f.name] {
+					t.Errorf("actd.conf: got %+v, want the line \"%s = %s\" the default pool ships", e, f.name, shippedSettings[f.name])
 				}
 			case !ok || !e.commented:
 				t.Errorf("actd.conf: got no line \"#%s = ...\", want its default commented out", f.name)

@@ -243,18 +243,20 @@ func checkSurvived(t *testing.T, p *pool, pids map[int]bool) {
 
 // TestRequestText: a child serving a request shows it in `actd status`
 // as METHOD PATH (no query string) while it is busy, in both modes, and
-// keep-alive requests on one connection each show their own; once the
-// connection is closed and the child idle, the text is gone. actd stops cleanly afterwards.
+// keep-alive requests on one connection each show their own; once a
+// request is answered and the connection waits for the next, the text is
+// gone. actd stops cleanly afterwards.
 func TestRequestText(t *testing.T) {
 	for _, mode := range []string{"dispatch", "exclusive"} {
 		t.Run(mode, func(t *testing.T) {
 			p := startPool(t, mode, "app.psgi")
 			conn, r := dial(t, p)
 			for _, path := range []string{"/sleep", "/sleep/again"} {
-				done := make(chan []string, 1)
-				go func() {
-					done <- converse(t, conn, r, []exchange{{"GET", get(path + "?ms=1500&token=secret"), 200, "", `^slept pid=`, nil}})
-				}()
+				if _, err := io.WriteString(conn, get(path+"?ms=1500&token=secret")); err != nil {
+					t.Fatalf("GET %s: %v", path, err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- readAnswer(r, 200) }()
 				want := "GET " + path
 				doc, err := p.waitStatus(func(d statusDoc) bool {
 					for _, s := range d.Pool.Slots {
@@ -272,12 +274,14 @@ func TestRequestText(t *testing.T) {
 						t.Errorf("slot %d: got request %q, want %q or none", s.Slot, s.Request, want)
 					}
 				}
-				<-done
+				if err := <-done; err != nil {
+					t.Fatalf("GET %s: %v", path, err)
+				}
+				if _, err := p.waitStatus(func(d statusDoc) bool { return requests(d) == "" }); err != nil {
+					t.Errorf("after %s, the connection still open: got requests %q, want none: %v", path, requests(p.mustStatus(t)), err)
+				}
 			}
 			conn.Close()
-			if _, err := p.waitStatus(func(d statusDoc) bool { return requests(d) == "" }); err != nil {
-				t.Errorf("after the requests: got requests %q, want none: %v", requests(p.mustStatus(t)), err)
-			}
 			if err := p.stop(); err != nil {
 				t.Errorf("SIGTERM: got %v, want exit status 0", err)
 			}
@@ -286,6 +290,22 @@ func TestRequestText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readAnswer reads one response from r and wants status.
+func readAnswer(r *bufio.Reader, status int) error {
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != status {
+		return fmt.Errorf("got status %d, want %d", resp.StatusCode, status)
+	}
+	return nil
 }
 
 func requests(d statusDoc) string {
@@ -304,4 +324,41 @@ func (p *pool) mustStatus(t *testing.T) statusDoc {
 		t.Fatal(err)
 	}
 	return doc
+}
+
+// TestReportsNeverBlock: a dispatch-mode master reads a busy child's
+// messages only when it needs them (prefork/reports.go), so a child that
+// reported each request of a long keep-alive connection to a pool that had
+// gone quiet filled its back-channel and then waited in send for the
+// master's harvests, a few messages each (measured: 9 requests/s). The
+// handler skips a report instead. requests distinct paths on one
+// connection must all be answered within streamBound; the blocking child
+// took minutes (this test, with the old report: exceeded 8 s at 1500).
+func TestReportsNeverBlock(t *testing.T) {
+	const quietAfter = 3 * time.Second // longer than the master's tick
+	const requests, streamBound = 1500, 60 * time.Second
+	p := startPool(t, "dispatch", "app.psgi")
+	time.Sleep(quietAfter) // the pool goes quiet: its master reads reports rarely
+	conn, r := dial(t, p)
+	conn.SetDeadline(time.Now().Add(streamBound))
+	for i := range requests {
+		io.WriteString(conn, get(fmt.Sprintf("/nowhere/%d", i)))
+		resp, err := http.ReadResponse(r, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatalf("request %d of %d on one connection: %v (want all within %v)", i, requests, err, streamBound)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// TestDisableKeepAlive: with plackup's --disable-keepalive the handler
+// answers an HTTP/1.1 request with Connection: close and closes.
+func TestDisableKeepAlive(t *testing.T) {
+	p := startPool(t, "dispatch", "app.psgi", "--", "--disable-keepalive")
+	conn, r := dial(t, p)
+	converse(t, conn, r, []exchange{{"GET", get("/hello"), 200, "", `^hello pid=`, map[string]string{"Connection": "close"}}})
+	if n, err := r.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after the answer: got %d bytes, %v, want EOF", n, err)
+	}
 }

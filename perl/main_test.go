@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,7 +69,8 @@ type pool struct {
 }
 
 // startPool starts actd in mode running the handler with app (a file in
-// t/), with PERL5LIB pointing at lib/, and waits until it is ready.
+// t/), with PERL5LIB pointing at lib/, and waits until it is ready. flags
+// are actd's; those after a "--" among them are the handler's.
 // Cleanup stops it and prints its log if the test failed.
 func startPool(t *testing.T, mode, app string, flags ...string) *pool {
 	t.Helper()
@@ -80,9 +82,14 @@ func startPool(t *testing.T, mode, app string, flags ...string) *pool {
 	dir := t.TempDir()
 	p := &pool{addr: freeAddr(t), control: filepath.Join(dir, "ctl.sock"), log: filepath.Join(dir, "actd.log"),
 		exited: make(chan struct{})}
+	var handler []string // flags after a "--" are the handler's, given to plackup
+	if i := slices.Index(flags, "--"); i >= 0 {
+		flags, handler = flags[:i], flags[i+1:]
+	}
 	args := append([]string{"--listen", p.addr, "--accept", mode, "--control-socket", p.control,
 		"--log-format", "text"}, flags...)
-	args = append(args, "--", "perl", plackup, "-s", "Actd", "-E", "deployment", filepath.Join("t", app))
+	args = append(args, "--", "perl", plackup, "-s", "Actd", "-E", "deployment")
+	args = append(append(args, handler...), filepath.Join("t", app))
 	p.cmd = exec.Command(actd, args...)
 	p.cmd.Env = append(os.Environ(), "PERL5LIB="+lib)
 	log, err := os.Create(p.log)
@@ -157,10 +164,11 @@ type statusDoc struct {
 		Ready bool `json:"ready"`
 		Idle  int  `json:"idle"`
 		Stats struct {
-			Served    uint64 `json:"served"`
-			Respawned uint64 `json:"respawned"`
-			Garbage   uint64 `json:"garbage"`
-			Hung      uint64 `json:"hung"`
+			Served     uint64 `json:"served"`
+			KeepOrders uint64 `json:"keep_orders"`
+			Respawned  uint64 `json:"respawned"`
+			Garbage    uint64 `json:"garbage"`
+			Hung       uint64 `json:"hung"`
 		} `json:"stats"`
 		Slots []struct {
 			Slot    int    `json:"slot"`

@@ -64,6 +64,7 @@ func (x *handoffMode) readable(l *listener) {
 	if p.stop != nil {
 		return
 	}
+	p.harvestOnce() // an I read in this turn makes its child the lowest idle again
 	for range acceptBatch {
 		if x.hold.count >= p.cfg.MaxHeld {
 			x.full = true
@@ -96,6 +97,9 @@ func (x *handoffMode) held(i int) {
 	case isReady:
 		x.hold.markReady(i)
 		x.handOff()
+		if x.hold.conns[i].ready { // still held: no child was idle
+			x.p.stats.Overloads++
+		}
 	default:
 		x.poll(i)
 	}
@@ -134,7 +138,8 @@ func (x *handoffMode) handOff() {
 		s := p.slots[p.idle.lowest()]
 		c := &x.hold.conns[i]
 		m := protocol.Message{Type: protocol.Conn, Listener: uint16(c.listener)}
-		if err := protocol.SendFD(s.ch, m, c.fd); err != nil {
+		var buf [protocol.MessageSize]byte
+		if err := rawSendFD(s.ch, m.Encode(buf[:]), c.fd); err != nil {
 			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays ready, for the next child
 			continue
 		}
@@ -153,7 +158,7 @@ func (x *handoffMode) close(i int) {
 	if x.hold.conns[i].polled {
 		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
 	}
-	unix.Close(x.hold.release(i))
+	rawClose(x.hold.release(i))
 	if x.full && x.hold.count < x.p.cfg.MaxHeld {
 		x.full = false
 		x.watch()

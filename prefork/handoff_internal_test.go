@@ -312,3 +312,30 @@ func TestParkAndHandAgain(t *testing.T) {
 		t.Errorf("slot 1 read %q, want the second request", line)
 	}
 }
+
+// TestReadyIsDemand: a ready connection with no idle child to take it
+// waits, counts as an overload and as demand for the scaler, and goes to
+// the next child that reports idle.
+func TestReadyIsDemand(t *testing.T) {
+	p, children, addr := handoffPool(t, 1, FilterHTTP)
+	s := p.slots[0]
+	s.state = busy
+	p.idle.remove(0)
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	turns(t, p, func() bool { return p.handoff.hold.ready == 1 })
+	if got := p.poolState().Queued; got != 1 || p.stats.Overloads != 1 {
+		t.Errorf("queued %d, overloads %d; want 1, 1", got, p.stats.Overloads)
+	}
+	if err := p.onMessage(s, protocol.Message{Type: protocol.Idle}); err != nil {
+		t.Fatal(err)
+	}
+	if p.handoff.hold.count != 0 || s.state != ordered {
+		t.Fatalf("after the I: held %d, slot %v; want 0, ordered", p.handoff.hold.count, s.state)
+	}
+	handed(t, children[0])
+}

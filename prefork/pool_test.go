@@ -298,7 +298,7 @@ func TestMisbehavingChildKilled(t *testing.T) {
 func TestCrashingWorkerBacksOff(t *testing.T) {
 	cfg := fastConfig(protocol.Dispatch)
 	cfg.StartChildren, cfg.MinSpare, cfg.MaxChildren = 4, 4, 8
-	cfg.StartTimeout = 300 * time.Millisecond // let Ready fire though nothing starts
+	cfg.StartTimeout = 2 * time.Second // let Ready fire though nothing starts; long enough that a slow exec on a loaded machine is not the reason
 	p := startPool(t, cfg, "crash")
 	time.Sleep(2 * time.Second)
 	s := snapshot(t, p)

@@ -144,3 +144,27 @@ func firstFD(oob []byte) int {
 	}
 	return first
 }
+
+// rawSendFD is sendmsg(2) of packet b with descriptor fd attached
+// (SCM_RIGHTS), on a non-blocking back-channel, without an allocation.
+func rawSendFD(ch int, b []byte, fd int) error {
+	var oob [24]uint64 // a cmsghdr and one int, 8-byte aligned; only the first unix.CmsgSpace(4) bytes are sent
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_RIGHTS
+	h.SetLen(unix.CmsgLen(4))
+	*(*int32)(unsafe.Pointer(uintptr(unsafe.Pointer(&oob[0])) + uintptr(unix.CmsgLen(0)))) = int32(fd)
+	iov := unix.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&oob[0]))}
+	msg.SetControllen(unix.CmsgSpace(4))
+	_, _, errno := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(ch), uintptr(unsafe.Pointer(&msg)), unix.MSG_NOSIGNAL)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// rawClose is close(2).
+func rawClose(fd int) {
+	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,7 +21,7 @@ import (
 // Bounds on waiting; none is a speed assertion, each only stops a broken
 // run from hanging.
 const (
-	readyBound = 30 * time.Second // the start pool said hello (Django imports slowly)
+	readyBound = 60 * time.Second // the start pool said hello (Django imports slowly)
 	stopBound  = 15 * time.Second
 	pollEvery  = 50 * time.Millisecond
 	ioTimeout  = 20 * time.Second
@@ -93,12 +94,26 @@ type pool struct {
 // the adapter importable (PYTHONPATH), and waits until it is ready.
 func startPool(t *testing.T, mode string, worker []string, flags ...string) *pool {
 	t.Helper()
+	addr := freeAddr(t)
+	args := append([]string{"--listen", addr, "--accept", mode}, flags...)
+	return startActd(t, addr, append(append(args, "--"), worker...)...)
+}
+
+// startActd starts actd with args (plus its control socket and text logs),
+// the adapter importable (PYTHONPATH) and testdata the working directory,
+// and waits until it is ready to serve on addr.
+func startActd(t *testing.T, addr string, args ...string) *pool {
+	t.Helper()
 	dir := t.TempDir()
-	p := &pool{actd: actd(t), addr: freeAddr(t), control: filepath.Join(dir, "ctl.sock"),
+	p := &pool{actd: actd(t), addr: addr, control: filepath.Join(dir, "ctl.sock"),
 		log: filepath.Join(dir, "actd.log"), exited: make(chan struct{})}
-	args := append([]string{"--listen", p.addr, "--accept", mode, "--control-socket", p.control,
-		"--log-format", "text"}, flags...)
-	p.cmd = exec.Command(p.actd, append(append(args, "--"), worker...)...)
+	base := []string{"--control-socket", p.control, "--log-format", "text"}
+	if !slices.Contains(args, "--start-timeout") {
+		// Flask and Django import for seconds, more on a loaded machine:
+		// the default 10 s would kill children that are only slow to start.
+		base = append(base, "--start-timeout", "60s")
+	}
+	p.cmd = exec.Command(p.actd, append(base, args...)...)
 	here, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)

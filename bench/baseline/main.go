@@ -12,6 +12,10 @@
 // a Go worker built on actd's worker.Serve gets it, which shows the cost of
 // Go's network layer.
 //
+// With -worker it is an actd worker instead (`actd -- baseline -worker
+// fd`): the same answers through actd's Go worker library, by ServeFD, Serve
+// or net/http on Listener, which shows what each path costs.
+//
 // With -inetd it serves exactly one connection, already accepted, on fd 3
 // when LISTEN_FDS=1 (systemd-socket-activate --accept) or else on fd 0
 // (inetd), and exits.
@@ -39,10 +43,13 @@ func main() {
 	delay := flag.Duration("delay", 0, "sleep this long before answering each request")
 	inetd := flag.Bool("inetd", false, "serve one accepted connection on fd 3 (LISTEN_FDS=1) or fd 0, then exit")
 	netConn := flag.Bool("netconn", false, "serve each accepted connection through a Go net.Conn instead of plain system calls")
+	asWorker := flag.String("worker", "", "run as an actd worker through prefork/worker: fd (ServeFD), conn (Serve) or http (net/http on Listener)")
 	flag.Parse()
 
 	var err error
 	switch {
+	case *asWorker != "":
+		err = runWorker(*asWorker, *delay)
 	case *inetd:
 		err = serveInetd(*delay)
 	case os.Getenv(childEnv) != "":

@@ -72,7 +72,7 @@ func TestAcceptFilterNeedsHandoff(t *testing.T) {
 ch = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
 ch.send(struct.pack("!cBHI", b"H", 1, 0, os.getpid())); ch.send(struct.pack("!cBHI", b"I", 1, 0, 0))
 time.sleep(30)`
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a speed: python3 starts slowly on a loaded machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "--listen", "unix:"+filepath.Join(t.TempDir(), "s"),
 		"--accept-filter", "data", "--", python, "-c", worker)

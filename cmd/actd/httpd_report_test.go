@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,45 @@ func (a *actd) request(raw string) error {
 			return err
 		}
 	}
+}
+
+// TestSlowAndHungNameRequest: with --slow-request below the handler's delay
+// the log has one slow line naming the request; with --busy-timeout below it
+// too, the SIGQUIT line names it as well.
+func TestSlowAndHungNameRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		event string
+	}{
+		{"slow", []string{"--slow-request", "300ms"}, "event=slow"},
+		{"busy timeout", []string{"--slow-request", "300ms", "--busy-timeout", "1200ms"}, "event=hung"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--start-children", "1", "--handler-delay", "2500ms"}, tc.args...)
+			a := startActd(t, nil, args...)
+			waitFor(t, "an idle child", 10*time.Second, func() bool { return a.status(t).Snapshot.Idle > 0 })
+			go a.request("GET /report/2026?x=1 HTTP/1.0\r\n\r\n")
+			waitFor(t, tc.event+" naming the request", 15*time.Second, func() bool {
+				return logLineHas(a.stderr.String(), tc.event, `request="GET /report/2026"`)
+			})
+			if tc.event == "event=slow" && strings.Count(a.stderr.String(), "event=slow") != 1 {
+				t.Errorf("want one slow line per request; log:\n%s", a.stderr.String())
+			}
+		})
+	}
+}
+
+// logLineHas reports whether one line of log contains every part.
+func logLineHas(log string, parts ...string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

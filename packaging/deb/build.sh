@@ -73,6 +73,21 @@ for doc in protocol operations architecture; do
 	gzip -9n <"$root/docs/$doc.md" >"$stage/usr/share/doc/actd/$doc.md.gz"
 done
 install -D -m 0644 "$pkg/deb/lintian-overrides" "$stage/usr/share/lintian/overrides/actd"
+# The Python package actd (python/actd, the WSGI server for actd children)
+# where Debian's python3 finds it, as dh_python3 installs a pure module:
+# sources only; postinst byte-compiles them with py3compile, prerm removes
+# the .pyc with py3clean (packaging/README.md, "Python").
+install -d "$stage/usr/lib/python3/dist-packages/actd"
+install -m 0644 "$root"/python/actd/*.py "$stage/usr/lib/python3/dist-packages/actd/"
+gzip -9n <"$root/docs/python.md" >"$stage/usr/share/doc/actd/python.md.gz"
+
+# The Perl Plack handler (docs/perl.md), where Debian's Perl keeps
+# architecture-independent modules (perl policy 2.3, vendor directory), so
+# `plackup -s Actd` finds it without PERL5LIB.
+install -D -m 0644 "$root/perl/lib/Plack/Handler/Actd.pm" "$stage/usr/share/perl5/Plack/Handler/Actd.pm"
+install -D -m 0644 "$root/perl/lib/Actd/Worker.pm" "$stage/usr/share/perl5/Actd/Worker.pm"
+install -D -m 0644 "$root/perl/lib/Actd/Epoll.pm" "$stage/usr/share/perl5/Actd/Epoll.pm"
+gzip -9n <"$root/docs/perl.md" >"$stage/usr/share/doc/actd/perl.md.gz"
 
 # The changelog gets an entry for a version it does not list yet (ACTD_VERSION).
 # Its date is the build's timestamp, but always after the entry below it.

@@ -40,6 +40,13 @@ my %route = (
         return [ 200, [ 'Content-Type' => 'text/plain' ], ["slept pid=$$\n"] ];
     },
 
+    # /harakiri: answer, then ask the handler to end this child
+    '/harakiri' => sub {
+        my ($env) = @_;
+        $env->{'psgix.harakiri.commit'} = 1;
+        return [ 200, [ 'Content-Type' => 'text/plain' ], ["harakiri pid=$$\n"] ];
+    },
+
     # /die: the application dies; the handler answers 500
     '/die' => sub { die "dying on purpose\n" },
 );

@@ -13,6 +13,12 @@
 //     accepts by itself, still reporting busy and idle.
 //   - shared: no back-channel; it polls the listeners and accepts.
 //
+// Its hello announces the handoff capability: under an accept filter the
+// master accepts and hands over connections (a C message with the socket);
+// the child serves them as if it had accepted them. A KeepFDHandler
+// (ServeKeepFD) may give an idle keep-alive connection back to the master
+// between two requests (K), so it costs the child nothing while idle.
+//
 // It answers pings, and returns nil after a drain order or when the master
 // is gone (EOF on the back-channel), always after finishing the connection
 // in hand. The handler's connection is closed when the handler returns.

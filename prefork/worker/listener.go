@@ -40,6 +40,7 @@ func Listener() (net.Listener, error) {
 		ctx:    ctx,
 		stop:   stop,
 		addr:   listenerAddr(env),
+		wake:   newWakers(),
 	}
 	go l.run(env)
 	return l, nil
@@ -54,6 +55,7 @@ type listener struct {
 	ctx    context.Context
 	stop   context.CancelFunc
 	addr   net.Addr
+	wake   *wakers // for the conns
 }
 
 // run is the protocol loop: Serve's, with a handler that hands each
@@ -66,7 +68,7 @@ func (l *listener) run(env Env) {
 // serve hands fd to Accept as a conn and waits for its Close. After Close
 // (of the listener), the connection is closed unserved.
 func (l *listener) serve(fd int) {
-	c := newConn(fd, l.closed)
+	c := newConn(fd, l.wake, l.closed)
 	if c == nil {
 		return
 	}

@@ -26,8 +26,9 @@ type FDHandler func(fd int)
 type connServer func(fd int)
 
 func (h Handler) server() connServer {
+	w := newWakers()
 	return func(fd int) {
-		c := newConn(fd, nil)
+		c := newConn(fd, w, nil)
 		if c == nil {
 			return
 		}

@@ -11,10 +11,16 @@ The request in hand is reported (R, revision 2) once it has run
 BUSY_AFTER, so `actd status` and the busy-timeout log line name what a
 slow or stuck child is doing, at no cost for the quick ones.
 
-The clock is SIGALRM from setitimer(ITIMER_REAL): its handler runs in the
-main thread between two bytecodes, or when a blocking call returns EINTR.
-The main code sends on the channel only with the timer off (self.timing
-false), so the two never interleave.
+The clock is SIGALRM from setitimer(ITIMER_REAL), every BUSY_AFTER while
+connections follow one another: its handler runs in the main thread between
+two bytecodes (or when a blocking call returns EINTR), reports what has run
+long enough, and stops the timer when it finds nothing left to watch (the
+child idle, or a reported connection between requests). So a saturated
+child pays one signal per BUSY_AFTER, not two setitimer calls per
+connection. The main code sends on the channel only while no connection is
+active (self.active false), and the handler sends only while one is, so the
+two never interleave; start() and request() publish their fields before
+they look at the timer, so the handler never sees half of them.
 """
 
 import signal
@@ -36,31 +42,34 @@ class Reporter:
     def __init__(self, channel, clock=time.monotonic):
         self.channel = channel
         self.clock = clock
-        self.timing = False  # the timer is set and its handler may send
+        self.timing = False  # the interval timer is set
+        self.alarming = False  # the handler runs
+        self.active = False  # a connection is in hand: the handler may send
         self.listener = 0
+        self.started = 0.0
         self.reported = False  # the connection in hand was reported B
         self.text = None  # a callable returning the request in hand, or None
         self.text_sent = False
+        self.request_started = 0.0
         self.pending = 0  # short connections not yet reported with S
         self.flushed = clock()
         signal.signal(signal.SIGALRM, self._alarm)
 
     def start(self, listener, busy=False):
         """Note a connection on listener; busy: B was already sent for it."""
-        self.listener, self.reported, self.text = listener, busy, None
-        if not busy:
-            self._arm()
+        self.listener, self.started, self.reported, self.text = listener, self.clock(), busy, None
+        self.active = True
+        self._watch()
 
     def request(self, text):
         """Note a request; text() returns it as "METHOD /target"."""
-        self.text, self.text_sent = text, False
-        if self.reported:
-            self._arm()
+        self.request_started, self.text_sent = self.clock(), False
+        self.text = text
+        self._watch()
 
     def request_done(self):
         """Note the request's end (the connection may wait for another)."""
-        if self.reported:
-            self._disarm()
+        self.text = None
 
     def done(self, idle):
         """Note the connection's end, and report it.
@@ -68,7 +77,7 @@ class Reporter:
         idle: send I if the connection was reported B (exclusive mode; a
         dispatch-mode child sends its I itself when its batch ends).
         """
-        self._disarm()
+        self.active = False
         self.text = None
         if self.reported:
             if idle:
@@ -91,26 +100,43 @@ class Reporter:
             return None
         return max(0.0, SERVED_DELAY - (self.clock() - self.flushed))
 
-    def _arm(self):
-        self.timing = True
-        signal.setitimer(signal.ITIMER_REAL, BUSY_AFTER)
+    def stop(self):
+        """Stop the timer (the child is about to exit or wait long)."""
+        self.timing = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
-    def _disarm(self):
-        if self.timing:
-            self.timing = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
+    def _watch(self):
+        if not self.timing:
+            self.timing = True
+            signal.setitimer(signal.ITIMER_REAL, BUSY_AFTER, BUSY_AFTER)
 
     def _alarm(self, signum, frame):
-        if not self.timing:
-            return  # came in just as the timer was stopped
-        self.timing = False
+        # A handler can be entered again by the next tick (Python checks
+        # for signals between bytecodes, its handlers included) if it runs
+        # longer than BUSY_AFTER, as on a loaded machine: skip that tick.
+        if self.alarming:
+            return
+        self.alarming = True
         try:
-            if not self.reported:
+            self._tick()
+        finally:
+            self.alarming = False
+
+    def _tick(self):
+        if not self.active:
+            self.stop()  # idle: the next connection sets the timer again
+            return
+        now = self.clock()
+        try:
+            if not self.reported and now - self.started >= BUSY_AFTER:
+                self.reported = True
                 self.flush()
                 self.channel.send(ch.BUSY, self.listener)
-                self.reported = True
-            if self.text is not None and not self.text_sent:
+            text = self.text
+            if text is not None and not self.text_sent and now - self.request_started >= BUSY_AFTER:
                 self.text_sent = True
-                self.channel.report_request(self.text())
+                self.channel.report_request(text())
         except OSError:
             pass  # the master is gone: the accept loop sees EOF later
+        if self.reported and (self.text is None or self.text_sent):
+            self.stop()  # nothing more to report until the next request

@@ -6,6 +6,7 @@ else chunked for HTTP/1.1 and by closing the connection for HTTP/1.0.
 """
 
 import os
+import socket
 import time
 from email.utils import formatdate
 
@@ -32,6 +33,7 @@ class Response:
         self.length = None  # Content-Length the application gave, or None
         self.chunked = False
         self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
+        self.streaming = False  # more than one send: TCP_NODELAY is set
         self.written = 0
 
     def start_response(self, status, headers, exc_info=None):
@@ -80,6 +82,7 @@ class Response:
             return False
         count = size if self.length is None else min(size, self.length - self.written)
         if count > 0:
+            self._no_delay()
             self.sock.sendfile(wrapper.filelike, count=count)
             self.written += count
         return True
@@ -89,6 +92,7 @@ class Response:
         if not self.sent:
             self._send_head(b"", 0)
         elif self.chunked and not self.no_body:
+            self._no_delay()
             self.sock.sendall(b"0\r\n\r\n")
 
     def _send_head(self, first, known):
@@ -127,7 +131,17 @@ class Response:
 
     def _send_body(self, data):
         if data and not self.no_body:
+            self._no_delay()
             self.sock.sendall(self._body_bytes(data))
+
+    def _no_delay(self):
+        """Turn Nagle's algorithm off before the response's second send: a
+        small segment must not wait for the client's delayed ACK. A response
+        sent in one piece (most are) needs no such system call."""
+        if not self.streaming:
+            self.streaming = True
+            if self.sock.family in (socket.AF_INET, socket.AF_INET6):
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _body_bytes(self, data):
         if not isinstance(data, bytes):

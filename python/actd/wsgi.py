@@ -87,8 +87,6 @@ class Server:
     def serve(self, conn, addr, local):
         """Serve requests on conn until it closes, a request asks so, or
         keep-alive ends. local is (SERVER_NAME, SERVER_PORT)."""
-        if conn.family != socket.AF_UNIX:
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self.timeval)
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self.timeval)
         reader = http.Reader(conn)

@@ -93,8 +93,8 @@ class ReporterTest(unittest.TestCase):
         self.assertEqual(m.heard(), [(b"S", 0, SERVED_BATCH, b"")])
 
     def test_long_connection(self):
-        m, clock = Master(self), Clock()
-        r = Reporter(m.channel, clock)
+        m = Master(self)
+        r = Reporter(m.channel)
         r.start(0)
         r.done(idle=True)  # one short, counted
         r.start(1)
@@ -119,6 +119,19 @@ class ReporterTest(unittest.TestCase):
         r.request_done()
         r.done(idle=False)  # the dispatch loop sends I itself
         self.assertEqual(m.heard(), [(b"R", 0, 0, b"GET /b")])
+
+    def test_timer_lapses(self):
+        m = Master(self)
+        r = Reporter(m.channel)
+        r.start(0)
+        time.sleep(0.02)  # reported B, no request: nothing left to watch
+        self.assertFalse(r.timing)
+        r.done(idle=True)
+        self.assertEqual(m.heard(), [(b"B", 0, 0, b""), (b"I", 0, 0, b"")])
+        r.start(0)
+        r.done(idle=True)
+        time.sleep(0.02)  # the tick finds the child idle
+        self.assertFalse(r.timing)
 
 
 if __name__ == "__main__":

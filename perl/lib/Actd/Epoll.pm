@@ -1,15 +1,15 @@
 package Actd::Epoll;
 
-# Actd::Epoll: an epoll set, through Perl's syscall() and the kernel's own
-# numbers (syscall.ph, shipped with Debian's perl in libperl5.xx), so an
-# exclusive-mode worker can register its listeners with EPOLLEXCLUSIVE
-# without an XS module. Linux only. Level-triggered; an entry's data is
-# its file descriptor.
+# Actd::Epoll: an epoll set, through Perl's syscall() and the kernel's
+# numbers for it (known for x86_64 and aarch64, else from syscall.ph,
+# shipped with Debian's perl in libperl5.xx), so an exclusive-mode worker
+# can register its listeners with EPOLLEXCLUSIVE without an XS module.
+# Linux only. Level-triggered; an entry's data is its file descriptor.
 
 use strict;
 use warnings;
 use Config ();
-use POSIX ();
+use Errno ();
 
 our $VERSION = '0.1.0';
 
@@ -27,20 +27,39 @@ use constant {
 my $EVENT = $Config::Config{archname} =~ /^(?:x86_64|i\d86)/ ? 'LQ' : 'Lx4Q';
 my $EVENT_SIZE = length pack $EVENT, 0, 0;
 
+# The numbers of epoll_create1, epoll_ctl and epoll_pwait on the
+# architectures Debian builds actd for. Elsewhere they come from
+# syscall.ph, which costs each child about 2.5 MB (it loads some hundred
+# .ph files).
+our %NUMBERS = (
+    x86_64  => [ 291, 233, 281 ],
+    aarch64 => [ 20,  21,  22 ],
+);
+
 my ($SYS_create1, $SYS_ctl, $SYS_pwait);
 
 # load_numbers: the syscall numbers of this architecture, or dies naming
 # what is missing.
 sub load_numbers {
     return if defined $SYS_pwait;
+    my ($arch) = $Config::Config{archname} =~ /^([^-]+)/;
+    if (my $known = $NUMBERS{$arch // ''}) {
+        ($SYS_create1, $SYS_ctl, $SYS_pwait) = @$known;
+        return;
+    }
+    ($SYS_create1, $SYS_ctl, $SYS_pwait) = header_numbers();
+}
+
+# header_numbers: the numbers from syscall.ph (Debian: libperl5.xx), or
+# dies.
+sub header_numbers {
     local $SIG{__WARN__} = sub { };    # h2ph output redefines constants
     eval {
         package main;
         require 'syscall.ph';
         1;
     } or die "actd: epoll for exclusive mode needs syscall.ph (Debian: libperl5): $@";
-    ($SYS_create1, $SYS_ctl, $SYS_pwait) =
-        (main::SYS_epoll_create1(), main::SYS_epoll_ctl(), main::SYS_epoll_pwait());
+    return (main::SYS_epoll_create1(), main::SYS_epoll_ctl(), main::SYS_epoll_pwait());
 }
 
 # new: a new epoll set (close-on-exec), or dies with the error.
@@ -79,7 +98,7 @@ sub wait {
     my $events = "\0" x ($EVENT_SIZE * MAX_EVENTS);
     my $n = syscall($SYS_pwait, $self->{fd}, $events, MAX_EVENTS, $timeout_ms + 0, 0, 8);
     if ($n < 0) {
-        return () if $! == POSIX::EINTR;
+        return () if $! == Errno::EINTR;
         die "actd: epoll_pwait: $!\n";
     }
     return map { (unpack $EVENT, substr $events, $_ * $EVENT_SIZE, $EVENT_SIZE)[1] } 0 .. $n - 1;

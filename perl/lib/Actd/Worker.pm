@@ -19,7 +19,8 @@ package Actd::Worker;
 use strict;
 use warnings;
 use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
-use POSIX qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
+use Socket qw(MSG_DONTWAIT);
+use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 
 our $VERSION = '0.1.0';
@@ -35,6 +36,8 @@ use constant {
     BATCH_TIME     => 0.05,      # seconds a keep-accepting batch may run
     PAUSE_MIN      => 0.01,      # after an accept error other than EAGAIN
     PAUSE_MAX      => 1,
+    SIOCOUTQ       => 0x5411,    # bytes we sent that the master has not read yet
+    REPORT_BACKLOG => 2304,      # three small messages, as the kernel counts them (768 bytes each)
 };
 
 # new: the worker of this process, from the environment actd built
@@ -65,6 +68,7 @@ sub new {
         listeners => [ map { inherit(FIRST_FD + $_) } 0 .. $count - 1 ],
         channel   => inherit($channel_fd),
         stop      => 0,
+        reported  => '',
     }, $class;
     return $self;
 }
@@ -92,21 +96,33 @@ sub stop { $_[0]{stop} = 1 }
 # send_message: one message to the master. A failed send (the master is
 # gone) is ignored: the next receive reads end of file.
 sub send_message {
-    my ($self, $type, $listener, $value, $text) = @_;
-    my $packet = pack(HEADER, $type, WIRE, $listener // 0, $value // 0);
-    $packet .= $text if defined $text;
-    send($self->{channel}, $packet, 0);
+    my ($self, $type, $listener, $value) = @_;
+    $self->{reported} = '';    # a B or I ends what R said
+    send($self->{channel}, pack(HEADER, $type, WIRE, $listener // 0, $value // 0), 0);
 }
 
 # report: tell the master which request is in hand (R, protocol revision
-# 2), shown by `actd status` and in the busy-timeout log line. Does nothing
+# 2), shown by `actd status` and in the busy-timeout log line; an empty
+# text clears it (between the requests of a connection). Does nothing
 # under a revision-1 master. Bytes outside printable ASCII become "?", so
 # the text is valid UTF-8 whatever the client sent; it is cut to 248 bytes.
+#
+# A report is best effort and never waits: it is left out when it repeats
+# the last one since B (the status already shows it), or when the master
+# has not read REPORT_BACKLOG of our messages yet. A dispatch-mode master
+# reads a busy child's messages only when it needs them (at the latest at
+# its next tick), so a child that reported every request of a fast
+# keep-alive connection would fill its back-channel and then wait in send.
 sub report {
     my ($self, $text) = @_;
     return if $self->{protocol} < 2;
     $text =~ s/[^\x20-\x7e]/?/g;
-    $self->send_message('R', 0, 0, substr($text, 0, MAX_TEXT));
+    $text = substr $text, 0, MAX_TEXT;
+    return if $text eq $self->{reported};
+    my $queued = pack 'i', 0;
+    return if !ioctl($self->{channel}, SIOCOUTQ, $queued) || unpack('i', $queued) >= REPORT_BACKLOG;
+    $self->{reported} = $text;
+    send($self->{channel}, pack(HEADER, 'R', WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
 # receive: the master's next message as (type, listener, value), or an
@@ -165,17 +181,27 @@ sub dispatch {
 }
 
 # order: one dispatch-mode accept order: the connection, and with keep
-# accepting the ones waiting behind it; then I.
+# accepting the ones waiting behind it, until the batch is full, has run
+# BATCH_TIME, or the master has spoken (a drain); then I.
 sub order {
     my ($self, $index, $value) = @_;
     my $listener = $self->{listeners}[$index]
         // die "actd worker: accept order for listener $index of " . @{ $self->{listeners} } . "\n";
     my $end = Time::HiRes::time() + BATCH_TIME;
     for my $n (1 .. ($value == KEEP_ACCEPTING ? BATCH : 1)) {
-        last if $n > 1 && ($self->{stop} || Time::HiRes::time() > $end);
+        last if $n > 1 && ($self->{stop} || Time::HiRes::time() > $end || $self->spoken);
         $self->take($index, $listener) or last;
     }
     $self->send_message('I');
+}
+
+# spoken: whether the master has sent something not read yet (during a
+# keep-accepting batch only a drain or end of file can come).
+sub spoken {
+    my ($self) = @_;
+    my $bits = '';
+    vec($bits, fileno $self->{channel}, 1) = 1;
+    return select($bits, undef, undef, 0) > 0;
 }
 
 # take: accept one connection on the listener and serve it after B.

@@ -15,19 +15,19 @@ use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
 use Plack::Util;
-use POSIX qw(EINTR);
+use Errno qw(EINTR);
 use Socket qw(IPPROTO_TCP TCP_NODELAY SOL_SOCKET SO_RCVTIMEO SO_SNDTIMEO
     AF_INET AF_INET6 sockaddr_family unpack_sockaddr_in unpack_sockaddr_in6 inet_ntop);
-use Stream::Buffered;
 use Time::HiRes ();
 
 our $VERSION = '0.1.0';
 
 use constant {
-    CRLF      => "\015\012",
-    MAX_HEAD  => 131072,    # bytes of request line and headers, else 431
-    MAX_LINE  => 8192,      # bytes of a chunk-size or trailer line, else 400
-    READ_SIZE => 65536,
+    CRLF         => "\015\012",
+    MAX_HEAD     => 131072,    # bytes of request line and headers, else 431
+    MAX_LINE     => 8192,      # bytes of a chunk-size or trailer line, else 400
+    READ_SIZE    => 65536,
+    REPORT_AFTER => 0.005,     # seconds of keep-alive wait before the request text is cleared
 };
 
 # The defaults are Starman's, so an operator's numbers mean the same.
@@ -42,7 +42,8 @@ my $NULL_INPUT = do { open(my $fh, '<', \'') or die; $fh };
 # are ignored: actd owns the sockets.
 sub new {
     my ($class, %args) = @_;
-    my %self = (%DEFAULTS, keepalive => !$args{disable_keepalive});
+    # plackup turns --disable-keepalive into keepalive => 0
+    my %self = (%DEFAULTS, keepalive => ($args{keepalive} // 1) && !$args{disable_keepalive});
     for my $name (keys %DEFAULTS) {
         next unless defined $args{$name};
         $args{$name} =~ /\A[0-9]+(?:\.[0-9]+)?\z/ && $args{$name} > 0
@@ -77,6 +78,7 @@ sub dump_stack {
     my ($self) = @_;
     my $request = $self->{request} // 'no request';
     print STDERR Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$");
+    require POSIX;
     POSIX::_exit(2);
 }
 
@@ -146,7 +148,8 @@ sub address {
 # request. Returns false on a timeout. When the master has something to say
 # (a drain, or end of file: only those reach a busy child, but for an
 # exclusive-mode "register again"), it returns whether the client has sent
-# something, and that request is the connection's last.
+# something, and that request is the connection's last. A wait that lasts
+# more than REPORT_AFTER clears the request text in `actd status`.
 sub await_request {
     my ($self, $c) = @_;
     my $client  = fileno $c->{conn};
@@ -154,13 +157,25 @@ sub await_request {
     my $in      = '';
     vec($in, $client,  1) = 1;
     vec($in, $channel, 1) = 1;
-    my ($n, $out);
-    do { $n = select($out = $in, undef, undef, $self->{keepalive_timeout}) }
-        while $n < 0 && $! == EINTR;
+    my $first = $self->{keepalive_timeout} < REPORT_AFTER ? $self->{keepalive_timeout} : REPORT_AFTER;
+    my ($n, $out) = wait_readable($in, $first);
+    if (!$n && $first < $self->{keepalive_timeout}) {
+        $self->{worker}->report('');
+        ($n, $out) = wait_readable($in, $self->{keepalive_timeout} - $first);
+    }
     return 0 if $n <= 0;
     return 1 unless vec($out, $channel, 1);
     $c->{last} = 1;
     return vec($out, $client, 1);
+}
+
+# wait_readable: select on the fds in $in for $timeout seconds; returns the
+# count of ready ones (0 on a timeout, -1 on an error) and their bits.
+sub wait_readable {
+    my ($in, $timeout) = @_;
+    my ($n, $out);
+    do { $n = select($out = $in, undef, undef, $timeout) } while $n < 0 && $! == EINTR;
+    return ($n, $out);
 }
 
 # read_request: the next request's environment, its body read and
@@ -246,6 +261,7 @@ sub read_body {
     }
     my $status = $self->expect($c, $env);
     return $status if $status;
+    require Stream::Buffered;    # loaded by the first body: a child that gets none saves its memory
     my $buffer = Stream::Buffered->new($length);
     $status = defined $te ? $self->read_chunked($c, $env, $buffer) : $self->copy($c, $length, $buffer);
     return $status if $status;
