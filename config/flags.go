@@ -79,7 +79,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	durationVar(&p.GracefulTimeout, "graceful-timeout", p.GracefulTimeout, "on stop, wait `D` for busy children")
 	fs.Var(sizeValue{&p.MaxChildMemory}, "max-child-memory", "recycle a child whose resident memory exceeds `SIZE` (K, M, G; 0: never)")
 	fs.Var(sizeValue{&p.ChildMemoryMax}, "child-memory-max", "each child's cgroup memory.max, where the unit delegates its cgroup: `SIZE` (K, M, G; 0: none)")
-	fs.BoolVar(&p.Preload, "preload", false, "load the application once in a zygote and fork children from it (workers that can fork: python3 -m actd.wsgi, plackup -s Actd)")
+	fs.Var(boolValue{&p.Preload}, "preload", "load the application once in a zygote and fork children from it (workers that can fork: python3 -m actd.wsgi, plackup -s Actd)")
 	fs.StringVar(&c.ControlSocket, "control-socket", "", "serve `PATH` for actd status (default $RUNTIME_DIRECTORY/control.sock)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve Prometheus metrics on `ADDR`")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "`FORMAT` of the log: auto, text or journal")

@@ -21,7 +21,7 @@ func TestPreload(t *testing.T) {
 		{"flag false", "", []string{"--preload=false"}, false, ""},
 		{"file key", "preload = true\n", nil, true, ""},
 		{"shared mode", "", []string{"--preload", "--accept", "shared"}, false, "preload: true: must be false with --accept=shared"},
-		{"not a bool", "preload = maybe\n", nil, false, "preload"},
+		{"not a bool", "preload = maybe\n", nil, false, `pool.conf:1: preload: "maybe": want true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...)
