@@ -33,6 +33,7 @@ var shipped = map[string]string{
 	"./usr/lib/python3/dist-packages/actd/response.py": "-rw-r--r--",
 	"./usr/lib/python3/dist-packages/actd/worker.py":   "-rw-r--r--",
 	"./usr/lib/python3/dist-packages/actd/wsgi.py":     "-rw-r--r--",
+	"./usr/lib/python3/dist-packages/actd/zygote.py":   "-rw-r--r--",
 	"./usr/share/doc/actd/python.md.gz":                "-rw-r--r--",
 }
 

@@ -12,7 +12,7 @@ import (
 // perlModules are the Perl handler's files: the repository's perl/lib/X
 // is installed as /usr/share/perl5/X, Debian's directory for
 // architecture-independent modules of packages (perl policy 2.3).
-var perlModules = []string{"Plack/Handler/Actd.pm", "Actd/Worker.pm", "Actd/Epoll.pm"}
+var perlModules = []string{"Plack/Handler/Actd.pm", "Actd/Worker.pm", "Actd/Epoll.pm", "Actd/Zygote.pm"}
 
 // The Perl handler's files join the package's list for TestDebContents.
 func init() {
@@ -52,7 +52,7 @@ func TestDebShipsPerlHandler(t *testing.T) {
 			t.Skipf("perl with Plack needed (Debian package libplack-perl): %v", err)
 		}
 		cmd := exec.Command("perl", "-I"+filepath.Join(root, "usr/share/perl5"), "-e",
-			"use Plack::Handler::Actd; use Actd::Epoll; Actd::Epoll::load_numbers(); print $INC{'Plack/Handler/Actd.pm'}")
+			"use Plack::Handler::Actd; use Actd::Epoll; use Actd::Zygote; Actd::Epoll::load_numbers(); print $INC{'Plack/Handler/Actd.pm'}")
 		cmd.Env = append(os.Environ(), "PERL5LIB=")
 		out, err := cmd.CombinedOutput()
 		want := filepath.Join(root, "usr/share/perl5/Plack/Handler/Actd.pm")
