@@ -133,7 +133,7 @@ func preloadUwsgi(dir string, port int, lazy bool) *exec.Cmd {
 	if lazy {
 		args = append(args, "--lazy-apps")
 	}
-	return exec.Command("uwsgi", args...)
+	return exec.Command("/usr/bin/uwsgi-core", args...) // Debian uwsgi-core, as the suite installs it
 }
 
 // measurePreload starts one server, waits for its first workers, and times
