@@ -216,9 +216,7 @@ func (p *Pool) adopt(s *slot, pid int) error {
 func (p *Pool) release(s *slot) {
 	p.dropPending(s.num)
 	switch {
-	case s.reason == "stop":
-	case s.reason == zygoteGone:
-		p.replace++
+	case s.reason == "stop", s.reason == zygoteGone: // forget counts the latter
 	default:
 		p.stats.Respawned++
 		p.replace++
@@ -321,18 +319,25 @@ func (p *Pool) forget(z *zygote) {
 		return
 	}
 	p.pre.current = nil
+	released := 0
 	for _, f := range append([]pendingFork(nil), p.pre.pending...) {
 		if s := p.slots[f.num]; s.live() && s.unborn() {
 			s.reason = zygoteGone
 			p.closeChannel(s) // releases it
+			released += boolInt(f.gen == p.gen)
 		}
 		p.dropPending(f.num)
 	}
+	// The scaler starts as many again (exec'd, or forked by the next
+	// zygote); a zygote that dies again releases them again, which must
+	// not add up.
+	p.replace = max(p.replace, released)
 	p.changedState()
 }
 
 // reapZygote collects zygote id's exit. One that dies before its hello, or
-// young, counts as a zygote start failure.
+// young, counts as a zygote start failure, and as a start failure of the
+// worker.
 func (p *Pool) reapZygote(id int) {
 	z := p.pre.all[id]
 	if z == nil {
@@ -359,6 +364,11 @@ func (p *Pool) reapZygote(id int) {
 	p.pre.restarts++
 	if z.state == zygoteStarting || p.now.Sub(z.started) < youngAge {
 		p.pre.backoff.fail(p.now, exit)
+		if z.gen == p.gen {
+			// The worker does not start: its children, forked or exec'd,
+			// are started one at a time after a delay, as for any failure.
+			p.backoff.fail(p.now, "zygote: "+exit)
+		}
 	} else {
 		p.pre.backoff.ok()
 	}
@@ -455,3 +465,10 @@ func (pre *preload) settled(preload bool) bool {
 // unborn reports whether s is a forked child the master has not heard
 // from: no PID known, nothing to reap.
 func (s *slot) unborn() bool { return s.forked && s.pidfd < 0 }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
