@@ -69,7 +69,7 @@ install -m 0644 "$pkg/deb/copyright" "$stage/usr/share/doc/actd/copyright"
 install -m 0644 "$pkg/README.md" "$stage/usr/share/doc/actd/README.md"
 # The docs a worker author and an operator need offline, compressed as
 # Debian policy 12.3 asks of files over 4 kB (zless, or zcat | less).
-for doc in protocol operations architecture; do
+for doc in protocol operations architecture go; do
 	gzip -9n <"$root/docs/$doc.md" >"$stage/usr/share/doc/actd/$doc.md.gz"
 done
 install -D -m 0644 "$pkg/deb/lintian-overrides" "$stage/usr/share/lintian/overrides/actd"
