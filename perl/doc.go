@@ -7,8 +7,6 @@
 // real actd in dispatch and exclusive mode: Plack's own server test suite
 // (t/suite.t, Plack::Test::Suite) and HTTP conversations over raw
 // connections (keep-alive, pipelining, chunked bodies, HEAD, malformed
-// requests, the request text in `actd status`), also under
-// --accept-filter http, where connections are handed over and idle
-// keep-alive ones given back (handoff_test.go). They skip when perl or
+// requests, the request text in `actd status`). They skip when perl or
 // Plack (Debian package libplack-perl) is missing.
 package perl

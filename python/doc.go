@@ -3,7 +3,5 @@
 // `go test ./...` runs them. The tests run real actd masters with real
 // python3 children: the adapter's own unit tests (python3 -m unittest), an
 // application wrapped in wsgiref.validate for every request kind, a Flask
-// application and a Django project, in dispatch and exclusive mode; and,
-// under --accept-filter http, connections handed over and idle keep-alive
-// ones given back (handoff_test.go).
+// application and a Django project, in dispatch and exclusive mode.
 package python
