@@ -85,6 +85,7 @@ gzip -9n <"$root/docs/python.md" >"$stage/usr/share/doc/actd/python.md.gz"
 # architecture-independent modules (perl policy 2.3, vendor directory), so
 # `plackup -s Actd` finds it without PERL5LIB.
 install -D -m 0644 "$root/perl/lib/Plack/Handler/Actd.pm" "$stage/usr/share/perl5/Plack/Handler/Actd.pm"
+install -D -m 0644 "$root/perl/lib/Actd/Passfd.pm" "$stage/usr/share/perl5/Actd/Passfd.pm"
 install -D -m 0644 "$root/perl/lib/Actd/Worker.pm" "$stage/usr/share/perl5/Actd/Worker.pm"
 install -D -m 0644 "$root/perl/lib/Actd/Epoll.pm" "$stage/usr/share/perl5/Actd/Epoll.pm"
 gzip -9n <"$root/docs/perl.md" >"$stage/usr/share/doc/actd/perl.md.gz"
