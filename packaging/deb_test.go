@@ -25,6 +25,7 @@ var shipped = map[string]string{
 	"./usr/share/doc/actd/protocol.md.gz":              "-rw-r--r--",
 	"./usr/share/doc/actd/operations.md.gz":            "-rw-r--r--",
 	"./usr/share/doc/actd/architecture.md.gz":          "-rw-r--r--",
+	"./usr/share/doc/actd/go.md.gz":                    "-rw-r--r--",
 	"./usr/share/lintian/overrides/actd":               "-rw-r--r--",
 	"./usr/lib/python3/dist-packages/actd/__init__.py": "-rw-r--r--",
 	"./usr/lib/python3/dist-packages/actd/channel.py":  "-rw-r--r--",

@@ -181,12 +181,12 @@ func TestManPageListsMetrics(t *testing.T) {
 	}
 }
 
-// TestDebShipsDocs: the package carries docs/protocol.md, operations.md and
-// architecture.md, gzipped, byte for byte as in the tree, so that a worker
+// TestDebShipsDocs: the package carries docs/protocol.md, operations.md,
+// architecture.md and go.md, gzipped, byte for byte as in the tree, so that a worker
 // can be written offline.
 func TestDebShipsDocs(t *testing.T) {
 	root := extract(t, buildDeb(t, ""))
-	for _, doc := range []string{"protocol.md", "operations.md", "architecture.md"} {
+	for _, doc := range []string{"protocol.md", "operations.md", "architecture.md", "go.md"} {
 		t.Run(doc, func(t *testing.T) {
 			got := run(t, "zcat", filepath.Join(root, "usr/share/doc/actd", doc+".gz"))
 			if want := readDoc(t, filepath.Join("../docs", doc)); got != want {

@@ -14,6 +14,9 @@ import (
 // architecture-independent modules of packages (perl policy 2.3).
 var perlModules = []string{"Plack/Handler/Actd.pm", "Actd/Worker.pm", "Actd/Epoll.pm", "Actd/Zygote.pm"}
 
+// The accept filters' fd passing (Actd::Passfd) ships too.
+func init() { perlModules = append(perlModules, "Actd/Passfd.pm") }
+
 // The Perl handler's files join the package's list for TestDebContents.
 func init() {
 	perl := map[string]string{"./usr/share/doc/actd/perl.md.gz": "-rw-r--r--"}

@@ -69,7 +69,7 @@ install -m 0644 "$pkg/deb/copyright" "$stage/usr/share/doc/actd/copyright"
 install -m 0644 "$pkg/README.md" "$stage/usr/share/doc/actd/README.md"
 # The docs a worker author and an operator need offline, compressed as
 # Debian policy 12.3 asks of files over 4 kB (zless, or zcat | less).
-for doc in protocol operations architecture; do
+for doc in protocol operations architecture go; do
 	gzip -9n <"$root/docs/$doc.md" >"$stage/usr/share/doc/actd/$doc.md.gz"
 done
 install -D -m 0644 "$pkg/deb/lintian-overrides" "$stage/usr/share/lintian/overrides/actd"
@@ -85,6 +85,7 @@ gzip -9n <"$root/docs/python.md" >"$stage/usr/share/doc/actd/python.md.gz"
 # architecture-independent modules (perl policy 2.3, vendor directory), so
 # `plackup -s Actd` finds it without PERL5LIB.
 install -D -m 0644 "$root/perl/lib/Plack/Handler/Actd.pm" "$stage/usr/share/perl5/Plack/Handler/Actd.pm"
+install -D -m 0644 "$root/perl/lib/Actd/Passfd.pm" "$stage/usr/share/perl5/Actd/Passfd.pm"
 install -D -m 0644 "$root/perl/lib/Actd/Worker.pm" "$stage/usr/share/perl5/Actd/Worker.pm"
 install -D -m 0644 "$root/perl/lib/Actd/Epoll.pm" "$stage/usr/share/perl5/Actd/Epoll.pm"
 install -D -m 0644 "$root/perl/lib/Actd/Zygote.pm" "$stage/usr/share/perl5/Actd/Zygote.pm"

@@ -2,9 +2,11 @@
 
 Every message is one SOCK_SEQPACKET packet: an 8-byte header (type, wire
 format, listener, value) and, for a request report (R), up to MAX_TEXT
-bytes of UTF-8 text.
+bytes of UTF-8 text. A connection handed over (C) or given back (K),
+revision 3, has its file descriptor attached (SCM_RIGHTS).
 """
 
+import array
 import os
 import socket
 import struct
@@ -12,12 +14,16 @@ import struct
 HEADER = struct.Struct("!cBHI")  # type, wire format, listener (u16), value (u32)
 WIRE = 1
 MAX_TEXT = 248  # protocol.MaxText: a packet is at most 256 bytes
-REVISION = 2  # the protocol revision this package is written for
+REVISION = 3  # the protocol revision this package is written for
+HANDOFF = 1  # capability bit 0: takes C, may send K (revision 3)
+FD_SPACE = socket.CMSG_SPACE(array.array("i").itemsize)  # room for one fd
 
 # child -> master
 HELLO, IDLE, BUSY, PONG, SERVED, REQUEST = b"H", b"I", b"B", b"O", b"S", b"R"
+KEEP = b"K"
 # master -> child
 ACCEPT, PING, DRAIN = b"A", b"P", b"D"
+CONNECTION = b"C"
 EOF = b""  # receive's type when the master is gone
 
 
@@ -29,7 +35,8 @@ class Channel:
     """The child's end of the back-channel.
 
     revision is the master's ACTD_PROTOCOL: a request report (R) goes out
-    only to a master of revision 2 or later.
+    only to a master of revision 2 or later; from revision 3 on the
+    channel is read with recvmsg, for the connections C carries.
     """
 
     def __init__(self, sock, revision):
@@ -59,24 +66,70 @@ class Channel:
             return
         self.sock.send(HEADER.pack(REQUEST, WIRE, 0, 0) + truncate(text))
 
+    def send_fd(self, kind, listener, fd):
+        """Send one header-only message with fd attached (K); OSError if
+        the master is gone."""
+        socket.send_fds(self.sock, [HEADER.pack(kind, WIRE, listener, 0)], [fd])
+
     def receive(self):
         """Return the master's next message as (type, listener, value).
 
         The type is EOF when the master is gone. Raises Garbage for a
-        packet that is not an 8-byte message of wire format 1.
+        packet that is not an 8-byte message of wire format 1, or that
+        carries a file descriptor (see receive_fd).
         """
-        try:
-            msg = self.sock.recv(64)
-        except ConnectionResetError:
-            msg = b""
+        kind, listener, value, fd = self.receive_fd()
+        if fd is not None:
+            os.close(fd)
+            raise Garbage(f"{kind!r} with a file descriptor")
+        return kind, listener, value
+
+    def receive_fd(self):
+        """Return the master's next message as (type, listener, value, fd).
+
+        fd is the file descriptor a C carries (blocking, close-on-exec, the
+        caller's to close), else None. The type is EOF when the master is
+        gone. Raises Garbage as receive does, and for a C without exactly
+        one file descriptor or another type with one.
+        """
+        msg, fds = self._read()
         if not msg:
-            return EOF, 0, 0
-        if len(msg) != HEADER.size:
-            raise Garbage(f"a {len(msg)}-byte packet, want {HEADER.size}: {msg!r}")
+            close_all(fds)
+            return EOF, 0, 0, None
+        if len(msg) != HEADER.size or (msg[:1] == CONNECTION) != (len(fds) == 1):
+            close_all(fds)
+            raise Garbage(f"a {len(msg)}-byte packet with {len(fds)} file descriptors: {msg!r}")
+        kind, listener, value = self._unpack(msg)
+        return kind, listener, value, fds[0] if fds else None
+
+    def _read(self):
+        """Read one packet: (bytes, file descriptors), (b"", []) at EOF."""
+        try:
+            if self.revision < 3:
+                return self.sock.recv(64), []
+            # socket.recv_fds would do, but drops its flags argument (Python 3.11)
+            msg, ancillary, flags, _ = self.sock.recvmsg(64, FD_SPACE, socket.MSG_CMSG_CLOEXEC)
+        except ConnectionResetError:
+            return b"", []
+        fds = array.array("i")
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+        if flags & socket.MSG_CTRUNC:
+            close_all(fds)
+            raise Garbage("more than one file descriptor attached")
+        return msg, list(fds)
+
+    def _unpack(self, msg):
         kind, wire, listener, value = HEADER.unpack(msg)
         if wire != WIRE:
             raise Garbage(f"wire format {wire}, want {WIRE}")
         return kind, listener, value
+
+
+def close_all(fds):
+    for fd in fds:
+        os.close(fd)
 
 
 def truncate(text):

@@ -10,10 +10,13 @@ says hello, and then accepts connections the way its mode says:
                EPOLLEXCLUSIVE in an epoll set of our own and accept by
                ourselves, reporting with B/I or batched S
 
-Each connection goes to serve(conn, addr, local), one at a time. That call
-is the only way connections come in: a source that hands connections in
-as file descriptors (accept filters, capability "handoff") would be one
-more caller of _serve, next to _accept.
+Each connection goes to serve(conn, addr, local), one at a time. Under an
+accept filter (ACTD_PROTOCOL 3 or later, capability "handoff") the master
+accepts, and hands each ready connection over as a file descriptor (C);
+it is served like an accepted one, between B and I. Between two of its
+requests, when nothing of the next one has arrived within GIVE_BACK_GRACE,
+the worker gives such a connection back (K) instead of waiting for it: an
+idle keep-alive client holds no child.
 """
 
 import errno
@@ -26,7 +29,7 @@ import time
 from . import channel as ch
 from .report import Reporter
 
-CAPABILITIES = 0  # none yet: no handoff, no fork (docs/protocol.md)
+GIVE_BACK_GRACE = 0.001  # seconds a handed-over connection may keep its child idle
 BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
@@ -57,10 +60,12 @@ class Worker:
         self.watch = select.poll()
         self.watch.register(self.channel.fd, select.POLLIN)
         self.pause = 0.0  # after an accept that failed for want of resources
+        self.parkable = False  # the connection in hand came with C
+        self.give_back = False  # ... and goes back to the master with K
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
-        self.channel.send(ch.HELLO, CAPABILITIES, os.getpid())
+        self.channel.send(ch.HELLO, capabilities(self.channel.revision), os.getpid())
         self.channel.send(ch.IDLE)
         if self.mode == "exclusive":
             self._exclusive()
@@ -82,21 +87,29 @@ class Worker:
 
         Returns True if fd is readable (data or EOF); False after the
         timeout, or when orders wait on the back-channel (a drain, or EOF
-        from the master): the connection then ends so they are read.
+        from the master): the connection then ends so they are read. A
+        connection handed over waits only GIVE_BACK_GRACE: then False, and
+        it goes back to the master.
         """
+        if self.parkable:
+            timeout = GIVE_BACK_GRACE
         self.watch.register(fd, select.POLLIN)
         try:
             events = self.watch.poll(timeout * 1000)
         finally:
             self.watch.unregister(fd)
-        return bool(events) and all(e[0] == fd for e in events)
+        ready = bool(events) and all(e[0] == fd for e in events)
+        self.give_back = self.parkable and not ready
+        return ready
 
     # dispatch mode
 
     def _dispatch(self):
         while True:
-            kind, index, value = self.channel.receive()
-            if kind == ch.ACCEPT:
+            kind, index, value, fd = self.channel.receive_fd()
+            if kind == ch.CONNECTION:
+                self._handed(index, fd)
+            elif kind == ch.ACCEPT:
                 self._check_listener(index)
                 self._order(index, value == 1)
             elif kind == ch.PING:
@@ -118,6 +131,26 @@ class Worker:
         if keep:
             self._keep_accepting(index)
         self.reporter.flush()
+        self.channel.send(ch.IDLE)
+
+    def _handed(self, index, fd):
+        """Serve connection fd, handed over on listener index (C), as one
+        accepted after an A; give it back (K) if it goes idle."""
+        conn = socket.socket(fileno=fd)
+        if index >= len(self.listeners):
+            conn.close()
+            self._check_listener(index)
+        self.channel.send(ch.BUSY, index)
+        self.reporter.start(index, busy=True)
+        self.parkable, self.give_back = True, False
+        try:
+            self.serve(conn, peer_address(conn), self.locals[index])
+            self.reporter.done(idle=False)
+            if self.give_back:
+                self.channel.send_fd(ch.KEEP, index, conn.fileno())
+        finally:
+            self.parkable = False
+            conn.close()
         self.channel.send(ch.IDLE)
 
     def _keep_accepting(self, index):
@@ -233,6 +266,19 @@ class Worker:
     def _check_listener(self, index):
         if index >= len(self.listeners):
             raise ch.Garbage(f"accept on listener {index}, have {len(self.listeners)}")
+
+
+def capabilities(revision):
+    """Return H's capability bits for a master of revision: handoff from 3."""
+    return ch.HANDOFF if revision >= 3 else 0
+
+
+def peer_address(conn):
+    """Return conn's peer address as accept would, or None if it is gone."""
+    try:
+        return conn.getpeername()
+    except OSError:
+        return None
 
 
 def local_address(sock):

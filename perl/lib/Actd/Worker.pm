@@ -1,7 +1,7 @@
 package Actd::Worker;
 
 # Actd::Worker: the worker side of actd's back-channel protocol
-# (docs/protocol.md, revision 2), in core Perl. It finds the listeners and
+# (docs/protocol.md, revision 3), in core Perl. It finds the listeners and
 # the back-channel actd handed this process, says hello, and runs the
 # accept loop of the pool's mode, calling back for each connection it
 # accepts. The caller serves one connection at a time.
@@ -15,6 +15,13 @@ package Actd::Worker;
 #
 # Both answer P with O, and end on D or EOF (the master is gone) once the
 # connection in hand is done.
+#
+# Under an accept filter (revision 3, capability "handoff", announced when
+# ACTD_PROTOCOL is 3 or more and Actd::Passfd works on this perl) the
+# master accepts and hands a dispatch-mode child each ready connection, its
+# fd attached (C): B, serve, I, as after an A. Between two requests the
+# caller may give such a connection back (await_handed): K with its fd
+# attached, then I; an idle keep-alive client so holds no child.
 
 use strict;
 use warnings;
@@ -38,6 +45,8 @@ use constant {
     PAUSE_MAX      => 1,
     SIOCOUTQ       => 0x5411,    # bytes we sent that the master has not read yet
     REPORT_BACKLOG => 2304,      # three small messages, as the kernel counts them (768 bytes each)
+    HANDOFF        => 1,         # capability bit 0: takes C, may send K
+    GIVE_BACK_GRACE => 0.001,    # seconds a handed-over connection may keep its child idle
 };
 
 # new: the worker of this process, from the environment actd built
@@ -69,6 +78,7 @@ sub new {
         channel   => inherit($channel_fd),
         stop      => 0,
         reported  => '',
+        handoff   => $protocol >= 3 && handoff_works(),
     }, $class;
     return $self;
 }
@@ -81,6 +91,12 @@ sub inherit {
     my $flags = fcntl($fh, F_GETFD, 0) or die "actd worker: fd $fd: $!\n";
     fcntl($fh, F_SETFD, $flags | FD_CLOEXEC) or die "actd worker: fd $fd: $!\n";
     return $fh;
+}
+
+# handoff_works: whether this perl can take file descriptors (Actd::Passfd).
+sub handoff_works {
+    require Actd::Passfd;
+    return Actd::Passfd::available();
 }
 
 # mode: "dispatch" or "exclusive".
@@ -125,10 +141,13 @@ sub report {
     send($self->{channel}, pack(HEADER, 'R', WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
-# receive: the master's next message as (type, listener, value), or an
-# empty list at end of file. Dies on a packet that is not a wire-1 message.
+# receive: the master's next message as (type, listener, value, fd), or an
+# empty list at end of file; fd is the connection a C carries (a handle),
+# else undef. Dies on a packet that is not a wire-1 message, and on a C
+# without a file descriptor or another message with one.
 sub receive {
     my ($self) = @_;
+    return $self->receive_handoff if $self->{handoff};
     my $packet;
     while (1) {
         last if defined recv($self->{channel}, $packet, 256, 0);
@@ -143,13 +162,27 @@ sub receive {
     return ($type, $listener, $value);
 }
 
+# receive_handoff: receive, with recvmsg for the fd a C carries.
+sub receive_handoff {
+    my ($self) = @_;
+    my ($packet, $fd) = Actd::Passfd::receive_fd(fileno $self->{channel}, 256);
+    my $conn;
+    open($conn, '+<&=', $fd) or die "actd worker: fd $fd: $!\n" if defined $fd;
+    return () if $packet eq '';
+    my ($type, $wire, $listener, $value) = unpack HEADER, $packet;
+    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq 'C') == defined $fd
+        or die "actd worker: garbage on the back-channel: " . unpack('H*', $packet)
+        . (defined $fd ? " with an fd" : '') . "\n";
+    return ($type, $listener, $value, $conn);
+}
+
 # run: say hello, then accept and call $serve->($conn, $peer, $listener)
 # for each connection (the peer's packed address; $serve closes nothing,
 # run closes $conn after it) until a drain, end of file or stop.
 sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
-    $self->send_message('H', 0, $$);    # capabilities: none
+    $self->send_message('H', $self->{handoff} ? HANDOFF : 0, $$);
     $self->send_message('I');
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
 }
@@ -171,9 +204,11 @@ sub answer {
 sub dispatch {
     my ($self) = @_;
     while (!$self->{stop}) {
-        my ($type, $listener, $value) = $self->receive or return;
+        my ($type, $listener, $value, $conn) = $self->receive or return;
         if ($type eq 'A') {
             $self->order($listener, $value);
+        } elsif ($type eq 'C') {
+            $self->handed($listener, $conn);
         } else {
             $self->answer($type, $value) or return;
         }
@@ -193,6 +228,36 @@ sub order {
         $self->take($index, $listener) or last;
     }
     $self->send_message('I');
+}
+
+# handed: serve a connection the master handed over (C) after B, as one
+# accepted; it goes back (K) if the callback asked so (await_handed); then I.
+sub handed {
+    my ($self, $index, $conn) = @_;
+    $index < @{ $self->{listeners} }
+        or die "actd worker: connection from listener $index of " . @{ $self->{listeners} } . "\n";
+    $self->send_message('B', $index);
+    local $self->{parkable} = $index;
+    $self->serve($conn, getpeername($conn), $index);
+    $self->send_message('I');
+}
+
+# await_handed: for a connection handed over, called between two of its
+# requests with nothing of the next one read: wait GIVE_BACK_GRACE for the
+# next request. Returns true if the client sent something; else false, and
+# the connection goes back to the master (K) when the callback returns.
+# Returns undef when the connection in hand was not handed over: the caller
+# then waits as usual.
+sub await_handed {
+    my ($self, $conn) = @_;
+    return undef if !defined $self->{parkable};
+    my $bits = '';
+    vec($bits, fileno $conn, 1) = 1;
+    my $n;
+    do { $n = select(my $out = $bits, undef, undef, GIVE_BACK_GRACE) } while $n < 0 && $! == EINTR;
+    return 1 if $n > 0;
+    $self->{give_back} = 1;
+    return 0;
 }
 
 # spoken: whether the master has sent something not read yet (during a
@@ -218,8 +283,12 @@ sub take {
 # connection must not end the child.
 sub serve {
     my ($self, $conn, $peer, $index) = @_;
-    eval { $self->{serve}->($conn, $peer, $index); 1 }
+    my $ok = eval { $self->{serve}->($conn, $peer, $index); 1 }
         or warn "actd worker: connection failed: $@";
+    if (delete $self->{give_back} && $ok) {
+        $self->{reported} = '';
+        Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, 0), fileno $conn);
+    }
     close $conn;
 }
 

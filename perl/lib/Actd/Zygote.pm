@@ -4,8 +4,8 @@ package Actd::Zygote;
 # core Perl. actd starts the handler with ACTD_ROLE=zygote once per
 # generation; plackup has loaded the application by then. serve says hello
 # with the fork capability and forks one child per F order: the child takes
-# the back-channel attached to the order (SCM_RIGHTS, read with recvmsg(2)
-# through syscall, as core Perl has no recvmsg) at ACTD_CHANNEL_FD, its
+# the back-channel attached to the order (SCM_RIGHTS, read with
+# Actd::Passfd, as core Perl has no recvmsg) at ACTD_CHANNEL_FD, its
 # slot in ACTD_SLOT, and runs the ordinary worker, sharing the
 # application's pages with the zygote copy-on-write. The zygote forks twice:
 # the middle process exits at once, so the child is reparented to the
@@ -13,36 +13,30 @@ package Actd::Zygote;
 
 use strict;
 use warnings;
-use Config;
-use Errno qw(EINTR);
 use POSIX ();
-
-require 'syscall.ph';
+use Actd::Passfd ();
 
 use constant {
     HEADER      => 'a1 C n N',    # type, wire format, listener (u16), value (u32)
     HEADER_SIZE => 8,
     WIRE        => 1,
     CAP_FORK    => 1 << 1,        # protocol.CapFork
-    SOL_SOCKET  => 1,
-    SCM_RIGHTS  => 1,
-    FIRST_FD    => 3,
 };
 
 # serve: the zygote's loop; $run_child->() runs in each forked child and
 # returns when its worker is done. Returns at a drain order or the
-# master's end of file. Dies where the platform is not 64-bit Linux, whose
-# struct msghdr it packs.
+# master's end of file. Dies where Actd::Passfd cannot pass descriptors
+# (a perl without 64-bit pointers).
 sub serve {
     my ($class, $run_child) = @_;
-    $Config{ptrsize} == 8 or die "Actd::Zygote: --preload needs a 64-bit perl (struct msghdr)\n";
+    Actd::Passfd::available() or die "Actd::Zygote: --preload needs a 64-bit perl (Actd::Passfd)\n";
     my $fd = $ENV{ACTD_CHANNEL_FD} // '';
     $fd =~ /\A[0-9]+\z/ or die "Actd::Zygote: ACTD_CHANNEL_FD=\"$fd\": want a number\n";
     open(my $channel, '+<&=', $fd) or die "Actd::Zygote: fd $fd: $!\n";
     local $SIG{INT} = 'IGNORE';    # ^C is the master's: it drains us
     send($channel, pack(HEADER, 'H', WIRE, CAP_FORK, $$), 0);
     while (1) {
-        my ($packet, $passed) = receive($fd);
+        my ($packet, $passed) = Actd::Passfd::receive_fd($fd, 64);
         return if $packet eq '';
         my ($type, $wire, $slot, $value) = unpack HEADER, $packet;
         if ($type eq 'F' && defined $passed) {
@@ -59,31 +53,6 @@ sub serve {
         }
     }
 }
-
-# receive: one packet from the channel fd and the fd it carried (undef if
-# none): recvmsg(2) with a struct msghdr packed by hand (LP64 layout).
-sub receive {
-    my ($fd) = @_;
-    my $buf  = "\0" x 256;
-    my $ctrl = "\0" x 64;
-    my $iov  = pack('J J', address($buf), length $buf);
-    my $msg  = pack('J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), length $ctrl, 0);
-    my $n;
-    do {
-        $n = syscall(SYS_recvmsg(), $fd, $msg, 0);
-    } while ($n < 0 && $! == EINTR);
-    die "Actd::Zygote: recvmsg: $!\n" if $n < 0;
-    my $controllen = unpack('J', substr($msg, 40, 8));
-    my $passed;
-    if ($controllen >= 20) {
-        my ($len, $level, $type, $got) = unpack('J l l l', $ctrl);
-        $passed = $got if $level == SOL_SOCKET && $type == SCM_RIGHTS;
-    }
-    return (substr($buf, 0, $n), $passed);
-}
-
-# address: the address of a string's buffer, for a struct the kernel reads.
-sub address { unpack('J', pack('p', $_[0])) }
 
 # fork_child: the child of $slot, through a middle process that exits at once.
 sub fork_child {

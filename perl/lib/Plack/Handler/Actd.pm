@@ -145,13 +145,16 @@ sub address {
 }
 
 # await_request: wait up to the keep-alive timeout for the client's next
-# request. Returns false on a timeout. When the master has something to say
+# request (for a connection the master handed over, 1 ms: then it goes back
+# to the master, Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
 # (a drain, or end of file: only those reach a busy child, but for an
 # exclusive-mode "register again"), it returns whether the client has sent
 # something, and that request is the connection's last. A wait that lasts
 # more than REPORT_AFTER clears the request text in `actd status`.
 sub await_request {
     my ($self, $c) = @_;
+    my $handed = $self->{worker}->await_handed($c->{conn});    # under an accept filter
+    return $handed if defined $handed;
     my $client  = fileno $c->{conn};
     my $channel = fileno $self->{worker}->channel;
     my $in      = '';
@@ -550,7 +553,9 @@ connection at a time. See docs/perl.md in the actd repository.
 =item --keepalive-timeout SECONDS
 
 How long to wait for the next request on a keep-alive connection (default
-1, as Starman). The child is busy meanwhile.
+1, as Starman). The child is busy meanwhile. Under actd's C<--accept-filter> a connection
+the master handed over waits 1 ms instead, then goes back to the master,
+which holds it without a child until its next request is in.
 
 =item --read-timeout SECONDS
 

@@ -1,0 +1,235 @@
+package perl_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestPassfd: the syscall numbers Actd::Passfd knows for this architecture
+// are the kernel headers' (syscall.ph), and a pipe's write end sent over a
+// SOCK_SEQPACKET pair arrives close-on-exec and writes into the pipe; a
+// packet without a descriptor arrives with none.
+func TestPassfd(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skipf("perl needed (Debian package perl): %v", err)
+	}
+	const script = `use Actd::Passfd; use Socket; use Fcntl;
+my $arch = ($Config::Config{archname} =~ /^([^-]+)/)[0];
+my $known = $Actd::Passfd::NUMBERS{$arch} or die "no numbers for $arch\n";
+{ local $SIG{__WARN__} = sub {}; package main; require 'syscall.ph'; }
+my @header = (main::SYS_sendmsg(), main::SYS_recvmsg());
+"@$known" eq "@header" or die "known @$known, syscall.ph @header\n";
+Actd::Passfd::available() or die "not available\n";
+socketpair(my $a, my $b, AF_UNIX, SOCK_SEQPACKET, 0) or die "socketpair: $!";
+pipe(my $r, my $w) or die;
+Actd::Passfd::send_fd(fileno $a, "K-header", fileno $w) or die "sendmsg: $!";
+close $w;
+my ($packet, $fd) = Actd::Passfd::receive_fd(fileno $b, 256);
+defined $fd or die "no fd came with $packet\n";
+open(my $got, '>&=', $fd) or die "fd $fd: $!";
+my $cloexec = fcntl($got, F_GETFD, 0) & FD_CLOEXEC;
+syswrite $got, "through"; close $got;
+sysread $r, my $text, 16;
+Actd::Passfd::send_fd(fileno $a, "x", -1) and die "sent fd -1\n";
+send($a, "plain", 0);
+my ($plain, $none) = Actd::Passfd::receive_fd(fileno $b, 256);
+print join " ", $packet, $cloexec ? "cloexec" : "inheritable", $text, $plain, defined $none ? "fd" : "nofd";
+`
+	out, err := exec.Command("perl", "-Ilib", "-e", script).CombinedOutput()
+	want := "K-header cloexec through plain nofd"
+	if got := strings.TrimSpace(string(out)); err != nil || got != want {
+		t.Errorf("perl: got %q, %v, want %q", got, err, want)
+	}
+}
+
+// TestAcceptFilter runs the handler under --accept-filter http, where a
+// worker must announce handoff (else actd exits 78 at its hello): the
+// HTTP conversations of TestHTTP are answered on connections the master
+// hands over, a keep-alive connection that idles goes back to the master
+// (K) and its next request is answered, and slow or silent clients held by
+// the master do not stop a good client.
+func TestAcceptFilter(t *testing.T) {
+	p := startPool(t, "dispatch", "app.psgi", "--accept-filter", "http", "--start-children", "2",
+		"--min-children", "2", "--max-children", "2", "--hold-timeout", "60s")
+	pids := map[int]bool{}
+	t.Run("keep-alive", func(t *testing.T) { checkKeepAliveHanded(t, p, pids) })
+	t.Run("pipelining", func(t *testing.T) { checkPipelining(t, p) })
+	t.Run("continue", func(t *testing.T) { checkContinue(t, p) })
+	t.Run("http10", func(t *testing.T) { checkHTTP10(t, p) })
+	t.Run("given back", func(t *testing.T) { checkGivenBack(t, p) })
+	t.Run("slow and silent clients", func(t *testing.T) { checkSlowClients(t, p) })
+	t.Run("survived", func(t *testing.T) { checkSurvived(t, p, pids) })
+	if s, err := p.held(); err != nil || s.Stats.Handoffs == 0 {
+		t.Errorf("stats: got %+v, %v; want connections handed over", s.Stats, err)
+	}
+	if err := p.stop(); err != nil {
+		t.Errorf("SIGTERM: got %v, want exit status 0", err)
+	}
+}
+
+// checkKeepAliveHanded: one connection carries requests of every kind,
+// each answered, the connection open between them. Unlike checkKeepAlive
+// it does not want one child for all: between two requests the connection
+// may go back to the master, which hands it to the lowest idle child then.
+func checkKeepAliveHanded(t *testing.T, p *pool, pids map[int]bool) {
+	conn, r := dial(t, p)
+	chunked := "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\nTrailer: x\r\n\r\n"
+	bodies := converse(t, conn, r, []exchange{
+		{"GET", get("/hello"), 200, "", `^hello pid=\d+\n$`, map[string]string{"Connection": ""}},
+		{"POST", "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n\r\nabcde", 200, "abcde", "",
+			map[string]string{"X-Length": "5", "X-Buffered": "1"}},
+		{"POST", chunked, 200, "Wikipedia", "", map[string]string{"X-Length": "9", "X-Buffered": "1"}},
+		{"GET", get("/stream"), 200, "part 1;part 2;part 3;", "", map[string]string{"Transfer-Encoding": "chunked"}},
+		{"GET", get("/delayed"), 200, "", `^delayed pid=\d+\n$`, nil},
+		{"GET", get("/die"), 500, "Internal Server Error", "", nil},
+		{"GET", get("/hello"), 200, "", `^hello pid=\d+\n$`, nil},
+	})
+	for _, b := range bodies {
+		if m := pidRE.FindStringSubmatch(b); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			pids[pid] = true
+		}
+	}
+}
+
+// heldDoc is the part of `actd status --json` about held connections.
+type heldDoc struct {
+	Stats struct {
+		Handoffs uint64 `json:"handoffs"`
+		Parked   uint64 `json:"parked"`
+	} `json:"stats"`
+	Idle int `json:"idle"`
+	Held *struct {
+		Held   int `json:"held"`
+		Parked int `json:"parked"`
+	} `json:"held"`
+}
+
+func (p *pool) held() (heldDoc, error) {
+	var doc struct {
+		Pool heldDoc `json:"pool"`
+	}
+	out, err := exec.Command(actd, "status", "--json", "--control-socket", p.control).Output()
+	if err != nil {
+		return doc.Pool, fmt.Errorf("actd status: %w", err)
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return doc.Pool, err
+	}
+	if doc.Pool.Held == nil {
+		return doc.Pool, fmt.Errorf("status has no pool.held: %s", out)
+	}
+	return doc.Pool, nil
+}
+
+// waitHeld polls the status until cond holds or readyBound passes.
+func (p *pool) waitHeld(cond func(heldDoc) bool) (heldDoc, error) {
+	deadline := time.Now().Add(readyBound)
+	for {
+		doc, err := p.held()
+		if err == nil && cond(doc) {
+			return doc, nil
+		}
+		if time.Now().After(deadline) {
+			return doc, fmt.Errorf("not within %v: last %+v %+v, %v", readyBound, doc.Stats, doc.Held, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// checkGivenBack: a keep-alive client that stops after a response is
+// parked in the master while both children are idle, and the next request
+// on the same connection is answered.
+func checkGivenBack(t *testing.T, p *pool) {
+	before, err := p.held()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, r := dial(t, p)
+	for i := range 3 {
+		converse(t, conn, r, []exchange{{"GET", get("/hello"), 200, "", `^hello pid=\d+\n$`, nil}})
+		_, err := p.waitHeld(func(d heldDoc) bool {
+			return d.Held.Parked == 1 && d.Stats.Parked >= before.Stats.Parked+uint64(i+1) && d.Idle == 2
+		})
+		if err != nil {
+			t.Fatalf("after request %d: want the connection parked, both children idle: %v", i, err)
+		}
+	}
+}
+
+// checkSlowClients opens 50 connections that send part of a request head
+// and stop, and 20 that send nothing, against 2 children: the master holds
+// them all, and a good client's 50 requests are all answered.
+func checkSlowClients(t *testing.T, p *pool) {
+	const slow, silent, good = 50, 20, 50
+	var mu sync.Mutex
+	var idle []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for i := range slow + silent {
+		c, err := net.DialTimeout("tcp", p.addr, ioBound)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		idle = append(idle, c)
+		if i < slow {
+			io.WriteString(c, fmt.Sprintf("GET /hello?slow=%d HTTP/1.1\r\nHost: test\r\n", i))
+		}
+	}
+	if _, err := p.waitHeld(func(d heldDoc) bool { return d.Held.Held >= slow+silent }); err != nil {
+		t.Fatalf("want %d connections held: %v", slow+silent, err)
+	}
+	client := &http.Client{Timeout: ioBound, Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := range good {
+		if err := getHello(client, p.addr, fmt.Sprintf("/hello?good=%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, err := p.held(); err != nil || s.Held.Held < slow+silent {
+		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Held, err, slow+silent)
+	}
+}
+
+// TestPlackSuiteAcceptFilter runs Plack's server test suite (t/suite.t)
+// under --accept-filter http: every request reaches the handler as a
+// connection the master handed over, and every test passes, none skips.
+func TestPlackSuiteAcceptFilter(t *testing.T) {
+	needPlack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), suiteBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "perl", "t/suite.t")
+	cmd.Env = append(os.Environ(), "ACTD="+actd, "ACTD_TEST_MODE=dispatch", "ACTD_TEST_FILTER=http")
+	out, err := cmd.CombinedOutput()
+	tap := string(out)
+	if err != nil {
+		t.Fatalf("perl t/suite.t: %v, want exit status 0\n%s", err, tap)
+	}
+	plan := regexp.MustCompile(`(?m)^1\.\.(\d+)$`).FindStringSubmatch(tap)
+	oks := regexp.MustCompile(`(?m)^ok \d+`).FindAllString(tap, -1)
+	switch {
+	case plan == nil:
+		t.Fatalf("perl t/suite.t: got no plan line, want 1..N\n%s", tap)
+	case strings.Contains(tap, "not ok"), strings.Contains(tap, "# skip"):
+		t.Errorf("perl t/suite.t: got a failed or skipped test, want none\n%s", tap)
+	case len(oks) == 0 || plan[1] != strconv.Itoa(len(oks)):
+		t.Errorf("perl t/suite.t: got %d passed tests, want the plan's %s\n%s", len(oks), plan[1], tap)
+	}
+}

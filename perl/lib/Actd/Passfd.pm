@@ -1,0 +1,130 @@
+package Actd::Passfd;
+
+# Actd::Passfd: one packet with one file descriptor attached (SCM_RIGHTS),
+# sent and received with sendmsg(2) and recvmsg(2) through Perl's
+# syscall(), as core Perl has neither: what a worker needs to take the
+# connections actd hands over (C) and give them back (K) under an accept
+# filter (docs/protocol.md, revision 3). The syscall numbers are known for
+# x86_64 and aarch64, else come from syscall.ph (Debian: libperl5.xx).
+# struct msghdr is packed by hand in its LP64 layout: available() is false
+# on a perl whose pointers are not 64 bits wide.
+
+use strict;
+use warnings;
+use Config ();
+use Errno ();
+
+our $VERSION = '0.1.0';
+
+use constant {
+    SOL_SOCKET       => 1,
+    SCM_RIGHTS       => 1,
+    MSG_CMSG_CLOEXEC => 0x40000000,
+    MSG_CTRUNC       => 0x8,
+    CMSG_HEADER      => 16,    # struct cmsghdr: size_t len, int level, int type
+    CONTROL_SPACE    => 24,    # CMSG_SPACE(sizeof(int))
+};
+
+# The numbers of sendmsg and recvmsg on the architectures Debian builds
+# actd for.
+our %NUMBERS = (
+    x86_64  => [ 46,  47 ],
+    aarch64 => [ 211, 212 ],
+);
+
+my ($SYS_sendmsg, $SYS_recvmsg);
+
+# available: whether this perl can pass file descriptors (64-bit
+# pointers, the syscall numbers known or in syscall.ph).
+sub available {
+    return 0 if ($Config::Config{ptrsize} // 0) != 8;
+    return eval { load_numbers(); 1 } ? 1 : 0;
+}
+
+# load_numbers: the syscall numbers of this architecture, or dies.
+sub load_numbers {
+    return if defined $SYS_recvmsg;
+    my ($arch) = $Config::Config{archname} =~ /^([^-]+)/;
+    if (my $known = $NUMBERS{ $arch // '' }) {
+        ($SYS_sendmsg, $SYS_recvmsg) = @$known;
+        return;
+    }
+    local $SIG{__WARN__} = sub { };    # h2ph output redefines constants
+    eval {
+        package main;
+        require 'syscall.ph';
+        1;
+    } or die "actd: passing file descriptors needs syscall.ph (Debian: libperl5): $@";
+    ($SYS_sendmsg, $SYS_recvmsg) = (main::SYS_sendmsg(), main::SYS_recvmsg());
+}
+
+# receive_fd: one packet of at most $size bytes from socket fd $fd, and the
+# file descriptor it carried (close-on-exec), or undef if none. Returns
+# ('', undef) at end of file or on a reset; dies on any other error, and
+# when more than one descriptor came (those that did are closed).
+sub receive_fd {
+    my ($fd, $size) = @_;
+    load_numbers();
+    my $buf  = "\0" x $size;
+    my $ctrl = "\0" x 64;
+    my $iov  = pack 'J J', address($buf), length $buf;
+    my $msg  = pack 'J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), length $ctrl, 0;
+    my $n;
+    do { $n = syscall($SYS_recvmsg, $fd + 0, $msg, MSG_CMSG_CLOEXEC) } while $n < 0 && $! == Errno::EINTR;
+    if ($n < 0) {
+        return ('', undef) if $! == Errno::ECONNRESET;
+        die "actd: recvmsg: $!\n";
+    }
+    my ($controllen, $flags) = unpack 'J l', substr $msg, 40, 12;
+    my @fds;
+    for (my $at = 0; $at + CMSG_HEADER <= $controllen;) {
+        my ($len, $level, $type) = unpack 'J l l', substr $ctrl, $at, CMSG_HEADER;
+        last if $len < CMSG_HEADER;
+        if ($level == SOL_SOCKET && $type == SCM_RIGHTS) {
+            push @fds, unpack 'l*', substr $ctrl, $at + CMSG_HEADER, $len - CMSG_HEADER;
+        }
+        $at += ($len + 7) & ~7;
+    }
+    if (@fds > 1 || $flags & MSG_CTRUNC) {
+        require POSIX;
+        POSIX::close($_) for @fds;
+        die "actd: more than one file descriptor attached to a packet\n";
+    }
+    return (substr($buf, 0, $n), $fds[0]);
+}
+
+# send_fd: $bytes as one packet on socket fd $fd with descriptor $passed
+# attached. Returns false (with $!) if it failed: the master is gone.
+sub send_fd {
+    my ($fd, $bytes, $passed) = @_;
+    load_numbers();
+    my $ctrl = pack 'J l l l x4', CMSG_HEADER + 4, SOL_SOCKET, SCM_RIGHTS, $passed;
+    my $iov  = pack 'J J', address($bytes), length $bytes;
+    my $msg  = pack 'J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), CONTROL_SPACE, 0;
+    my $n;
+    do { $n = syscall($SYS_sendmsg, $fd + 0, $msg, 0) } while $n < 0 && $! == Errno::EINTR;
+    return $n >= 0;
+}
+
+# address: the address of a string's buffer, for a struct the kernel reads.
+sub address { unpack 'J', pack 'p', $_[0] }
+
+1;
+
+__END__
+
+=head1 NAME
+
+Actd::Passfd - send and receive a file descriptor over a Unix socket, in core Perl
+
+=head1 SYNOPSIS
+
+  my ($packet, $fd) = Actd::Passfd::receive_fd(fileno $channel, 256);
+  Actd::Passfd::send_fd(fileno $channel, $header, fileno $conn) or warn "sendmsg: $!";
+
+=head1 DESCRIPTION
+
+Used by L<Actd::Worker> for actd's accept filters (docs/protocol.md,
+"Accept filters: connections handed over").
+
+=cut
