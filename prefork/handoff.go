@@ -50,6 +50,12 @@ func (x *handoffMode) table() *table { return handoffTable }
 // setup watches every listener, level-triggered.
 func (x *handoffMode) setup() error {
 	for _, l := range x.p.listeners {
+		// Most connections then reach the accept queue with their first
+		// bytes: the master hands them over at once instead of watching
+		// them (measured: close-8 0.88x plain dispatch without, 0.97x with).
+		if err := deferAccept(l.FD, deferHeld); err != nil {
+			return err
+		}
 		if err := x.p.poll.add(l.FD, eventIn, kindListener, l.index); err != nil {
 			return err
 		}
@@ -57,6 +63,11 @@ func (x *handoffMode) setup() error {
 	}
 	return nil
 }
+
+// deferHeld is the TCP_DEFER_ACCEPT of a listener the master accepts on:
+// a silent connection reaches the master, and its hold timeout, about this
+// late.
+const deferHeld = time.Second
 
 // readable accepts what waits on l and holds it.
 func (x *handoffMode) readable(l *listener) {
