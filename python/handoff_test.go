@@ -2,13 +2,10 @@ package python_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
 	"testing"
-	"time"
 )
 
 // filterFlags run a pool of 2 children under the http accept filter: the
@@ -36,57 +33,26 @@ func TestAcceptFilter(t *testing.T) {
 	t.Run("idle keep-alive given back", func(t *testing.T) { checkGivenBack(t, p) })
 	t.Run("slow and silent clients", func(t *testing.T) { checkSlowClients(t, p) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, p) })
-	if s, err := p.held(); err != nil || s.Stats.Handoffs == 0 || s.Stats.Garbage != 0 {
-		t.Errorf("stats: got %+v, %v; want handoffs, no garbage", s.Stats, err)
+	if s, err := p.held(); err != nil || s.Pool.Stats.Handoffs == 0 || s.Pool.Stats.Garbage != 0 {
+		t.Errorf("stats: got %+v, %v; want handoffs, no garbage", s.Pool.Stats, err)
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("SIGTERM: got %v, want exit status 0", err)
 	}
 }
 
-// heldDoc is the part of `actd status --json` about held connections.
-type heldDoc struct {
-	Stats struct {
-		Handoffs uint64 `json:"handoffs"`
-		Parked   uint64 `json:"parked"`
-		Garbage  uint64 `json:"garbage"`
-	} `json:"stats"`
-	Held *struct {
-		Held   int `json:"held"`
-		Parked int `json:"parked"`
-	} `json:"held"`
+// held returns the status; an error if it has no held line.
+func (p *pool) held() (statusDoc, error) {
+	s, err := p.Status()
+	if err == nil && s.Pool.Held == nil {
+		err = fmt.Errorf("status has no pool.held")
+	}
+	return s, err
 }
 
-func (p *pool) held() (heldDoc, error) {
-	var doc struct {
-		Pool heldDoc `json:"pool"`
-	}
-	out, err := exec.Command(p.actd, "status", "--json", "--control-socket", p.control).Output()
-	if err != nil {
-		return doc.Pool, fmt.Errorf("actd status: %w", err)
-	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		return doc.Pool, err
-	}
-	if doc.Pool.Held == nil {
-		return doc.Pool, fmt.Errorf("status has no pool.held: %s", out)
-	}
-	return doc.Pool, nil
-}
-
-// waitHeld polls the status until cond holds or readyBound passes.
-func (p *pool) waitHeld(cond func(heldDoc) bool) (heldDoc, error) {
-	deadline := time.Now().Add(readyBound)
-	for {
-		doc, err := p.held()
-		if err == nil && cond(doc) {
-			return doc, nil
-		}
-		if time.Now().After(deadline) {
-			return doc, fmt.Errorf("not within %v: last %+v %+v, %v", readyBound, doc.Stats, doc.Held, err)
-		}
-		time.Sleep(pollEvery)
-	}
+// waitHeld polls the status until it has a held line and cond holds.
+func (p *pool) waitHeld(cond func(statusDoc) bool) (statusDoc, error) {
+	return p.WaitStatus(func(s statusDoc) bool { return s.Pool.Held != nil && cond(s) })
 }
 
 // checkGivenBack: a keep-alive client that stops after a response is
@@ -107,13 +73,13 @@ func checkGivenBack(t *testing.T, p *pool) {
 		if err := roundTrip(conn, r, fmt.Sprintf("/echo?%d", i)); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
-		_, err := p.waitHeld(func(d heldDoc) bool {
-			return d.Held.Parked == 1 && d.Stats.Parked >= before.Stats.Parked+uint64(i+1)
+		_, err := p.waitHeld(func(d statusDoc) bool {
+			return d.Pool.Held.Parked == 1 && d.Pool.Stats.Parked >= before.Pool.Stats.Parked+uint64(i+1)
 		})
 		if err != nil {
 			t.Fatalf("after request %d: want the connection parked: %v", i, err)
 		}
-		if _, err := p.waitStatus(func(d statusDoc) bool { return d.Pool.Idle == 2 }); err != nil {
+		if _, err := p.WaitStatus(func(d statusDoc) bool { return d.Pool.Idle == 2 }); err != nil {
 			t.Errorf("after request %d: want both children idle: %v", i, err)
 		}
 	}
@@ -159,7 +125,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 			fmt.Fprintf(c, "GET /echo?slow%d HTTP/1.1\r\nHost: x\r\n", i)
 		}
 	}
-	if _, err := p.waitHeld(func(d heldDoc) bool { return d.Held.Held >= slow+silent }); err != nil {
+	if _, err := p.waitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= slow+silent }); err != nil {
 		t.Fatalf("want %d connections held: %v", slow+silent, err)
 	}
 	for i := range good {
@@ -169,7 +135,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 		}
 		checkBodies(t, got, []string{fmt.Sprintf("GET /echo %d ", i)})
 	}
-	if s, err := p.held(); err != nil || s.Held.Held < slow+silent {
-		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Held, err, slow+silent)
+	if s, err := p.held(); err != nil || s.Pool.Held.Held < slow+silent {
+		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Pool.Held, err, slow+silent)
 	}
 }

@@ -2,11 +2,9 @@ package python_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,24 +16,8 @@ import (
 // because a loaded shared machine can take many seconds to import Python.
 var preloadFlags = []string{"--preload", "--start-children", "4", "--min-spare", "4", "--start-timeout", "60s"}
 
-// zygoteDoc is the zygote part of `actd status --json`.
-type zygoteDoc struct {
-	Pool struct {
-		Generation int `json:"generation"`
-		Zygote     *struct {
-			PID        int    `json:"pid"`
-			Generation int    `json:"generation"`
-			State      string `json:"state"`
-			Forks      uint64 `json:"forks"`
-			Restarts   uint64 `json:"restarts"`
-		} `json:"zygote"`
-		Slots []struct {
-			State      string `json:"state"`
-			PID        int    `json:"pid"`
-			Generation int    `json:"generation"`
-		} `json:"slots"`
-	} `json:"pool"`
-}
+// zygoteDoc is what `actd status --json` prints.
+type zygoteDoc = statusDoc
 
 // TestPreloadSharesPages: under --preload the children are forked from a
 // zygote that imported the application (30 MB made at import): each
@@ -63,8 +45,8 @@ func TestPreloadSharesPages(t *testing.T) {
 			}
 			for _, sl := range doc.Pool.Slots {
 				t.Run(strconv.Itoa(sl.PID), func(t *testing.T) {
-					if ppid := parentOf(t, sl.PID); ppid != p.cmd.Process.Pid {
-						t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.cmd.Process.Pid)
+					if ppid := parentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
+						t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.Cmd.Process.Pid)
 					}
 					rss, pss := memoryOf(t, sl.PID)
 					t.Logf("child %d: RSS %d kB, PSS %d kB", sl.PID, rss, pss)
@@ -77,7 +59,7 @@ func TestPreloadSharesPages(t *testing.T) {
 			if tc.preload && imported != zpid {
 				t.Errorf("application imported by %d, want the zygote %d", imported, zpid)
 			}
-			if err := p.stop(); err != nil {
+			if err := p.Stop(); err != nil {
 				t.Errorf("stop: %v", err)
 			}
 		})
@@ -106,7 +88,7 @@ func TestPreloadZygoteReplaced(t *testing.T) {
 	}
 	p.waitLog(t, "zygote died")
 
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	doc := p.waitZygote(t, func(d zygoteDoc) bool {
@@ -123,35 +105,22 @@ func TestPreloadZygoteReplaced(t *testing.T) {
 	if err := syscall.Kill(second.PID, 0); err == nil {
 		t.Errorf("the old generation's zygote %d still runs after the reload", second.PID)
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
 }
 
-// waitZygote polls the status until the pool has a zygote and cond holds.
+// waitZygote polls the status until the pool has a zygote (or runs
+// without --preload) and cond holds.
 func (p *pool) waitZygote(t *testing.T, cond func(zygoteDoc) bool) zygoteDoc {
 	t.Helper()
-	var doc zygoteDoc
-	_, err := p.waitStatus(func(statusDoc) bool {
-		doc = zygoteDoc{}
-		if err := p.statusInto(&doc); err != nil {
-			return false
-		}
-		return (doc.Pool.Zygote != nil || !slices.Contains(p.cmd.Args, "--preload")) && cond(doc)
+	doc, err := p.WaitStatus(func(d statusDoc) bool {
+		return (d.Pool.Zygote != nil || !slices.Contains(p.Cmd.Args, "--preload")) && cond(d)
 	})
 	if err != nil {
-		t.Fatalf("%v; zygote status %+v", err, doc.Pool)
+		t.Fatalf("%v; zygote status %+v", err, doc.Pool.Zygote)
 	}
 	return doc
-}
-
-// statusInto decodes `actd status --json` into v.
-func (p *pool) statusInto(v any) error {
-	out, err := exec.Command(p.actd, "status", "--json", "--control-socket", p.control).Output()
-	if err != nil {
-		return fmt.Errorf("actd status: %w", err)
-	}
-	return json.Unmarshal(out, v)
 }
 
 // idleChildren counts gen's idle children.

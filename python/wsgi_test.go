@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 var modes = []string{"dispatch", "exclusive"}
@@ -68,13 +70,13 @@ func TestValidatedUnderActd(t *testing.T) {
 			}
 			checkExpectContinue(t, p)
 			checkConcurrent(t, p)
-			for _, line := range strings.Split(p.logText(t), "\n") {
+			for _, line := range strings.Split(p.LogText(t), "\n") {
 				complaint := strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")
 				if strings.Contains(line, "Traceback") || complaint && !strings.Contains(line, "event=overload") {
 					t.Errorf("log: got %s, want no traceback or complaint", line)
 				}
 			}
-			if err := p.stop(); err != nil {
+			if err := p.Stop(); err != nil {
 				t.Errorf("SIGTERM: got %v, want exit status 0", err)
 			}
 		})
@@ -214,7 +216,7 @@ func TestRequestReport(t *testing.T) {
 				done <- err
 			}()
 			want := "GET /slow?" + release
-			if _, err := p.waitStatus(func(d statusDoc) bool { return hasRequest(d, want) }); err != nil {
+			if _, err := p.WaitStatus(func(d statusDoc) bool { return hasRequest(d, want) }); err != nil {
 				t.Errorf("status: want a slot serving %q: %v", want, err)
 			}
 			os.WriteFile(release, nil, 0o644)
@@ -245,14 +247,14 @@ func TestConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := pooltest.FreeAddr(t)
 	conf := filepath.Join(t.TempDir(), "web.conf")
 	text := fmt.Sprintf("listen = %s\naccept = exclusive\nmax-children = 2\nworker = %s -m actd.wsgi --chdir %s validated:app\n",
 		addr, py, dir)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(actd(t), "check-config", conf).CombinedOutput(); err != nil {
+	if out, err := exec.Command(pooltest.Actd(t), "check-config", conf).CombinedOutput(); err != nil {
 		t.Fatalf("actd check-config: %v\n%s", err, out)
 	}
 	p := startActd(t, addr, "--config", conf)
@@ -367,7 +369,7 @@ func checkFramework(t *testing.T, p *pool, cases []frameworkCase) {
 	for i, c := range cases {
 		checkFrameworkReply(t, got[i:i+1], c)
 	}
-	if log := p.logText(t); strings.Contains(log, "Traceback") {
+	if log := p.LogText(t); strings.Contains(log, "Traceback") {
 		t.Errorf("log: got a traceback, want none:\n%s", log)
 	}
 }

@@ -1,0 +1,200 @@
+// Package pooltest runs a real actd for the tests of packages that drive it
+// from outside, as an operator would (the language adapters): it builds the
+// binary once, starts it with its output in a file, reads `actd status
+// --json`, and stops it. Its bounds only keep a broken run from hanging;
+// none is a speed assertion.
+package pooltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/actd/actd/prefork"
+)
+
+// StopBound is how long Stop and Kill wait for actd to exit after a signal.
+const StopBound = 15 * time.Second
+
+// pollEvery is how often WaitStatus asks.
+const pollEvery = 50 * time.Millisecond
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// Actd builds cmd/actd once per test binary and returns its path; a failed
+// build fails t.
+func Actd(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "actd-pooltest")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "actd")
+		out, err := exec.Command("go", "build", "-o", binary, "github.com/actd/actd/cmd/actd").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build actd: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// FreeAddr returns a loopback address whose port was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Proc is one actd process a test started.
+type Proc struct {
+	Cmd     *exec.Cmd
+	Control string        // its control socket
+	Log     string        // the file with its stdout and stderr
+	Bound   time.Duration // how long WaitStatus waits
+	exited  chan struct{} // closed once Cmd.Wait returned
+	waitErr error
+}
+
+// Start starts cmd (an actd command line that serves its control socket at
+// control) with its output in a file in a temporary directory. Cleanup
+// stops it and, if the test failed, prints its log. A failed start fails t.
+func Start(t testing.TB, cmd *exec.Cmd, control string, bound time.Duration) *Proc {
+	t.Helper()
+	p := &Proc{Cmd: cmd, Control: control, Log: filepath.Join(t.TempDir(), "actd.log"), Bound: bound,
+		exited: make(chan struct{})}
+	log, err := os.Create(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start actd: %v", err)
+	}
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			b, _ := os.ReadFile(p.Log)
+			t.Logf("actd log:\n%s", b)
+		}
+	})
+	return p
+}
+
+// Exited is closed once actd has exited; WaitErr is then its exit error.
+func (p *Proc) Exited() <-chan struct{} { return p.exited }
+
+// WaitErr returns actd's exit error, once Exited is closed.
+func (p *Proc) WaitErr() error { return p.waitErr }
+
+// Kill stops actd if it still runs: SIGTERM, then SIGKILL.
+func (p *Proc) Kill() {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-p.exited:
+			return
+		default:
+		}
+		p.Cmd.Process.Signal(sig)
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(StopBound):
+		}
+	}
+	<-p.exited
+}
+
+// Stop sends SIGTERM and returns actd's exit error, or an error if it still
+// runs StopBound later.
+func (p *Proc) Stop() error {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("SIGTERM to actd: %w", err)
+	}
+	select {
+	case <-p.exited:
+		return p.waitErr
+	case <-time.After(StopBound):
+		return fmt.Errorf("actd still runs %v after SIGTERM", StopBound)
+	}
+}
+
+// Status is the document `actd status --json` prints.
+type Status struct {
+	Pool prefork.Snapshot `json:"pool"`
+}
+
+// Status runs `actd status --json` against the control socket. It returns
+// the document, or the command's error with its stderr, or a decoding error.
+func (p *Proc) Status() (Status, error) {
+	var doc Status
+	cmd := exec.Command(p.Cmd.Path, "status", "--json", "--control-socket", p.Control)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return doc, fmt.Errorf("actd status: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return doc, fmt.Errorf("actd status: %w in %q", err, out)
+	}
+	return doc, nil
+}
+
+// WaitStatus polls the status until cond holds and returns that status; or
+// the last one and an error once actd exited or Bound passed.
+func (p *Proc) WaitStatus(cond func(Status) bool) (Status, error) {
+	deadline := time.Now().Add(p.Bound)
+	for {
+		doc, err := p.Status()
+		if err == nil && cond(doc) {
+			return doc, nil
+		}
+		select {
+		case <-p.exited:
+			return doc, fmt.Errorf("actd exited: %v", p.waitErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return doc, fmt.Errorf("not within %v: last status %+v, %v", p.Bound, doc.Pool, err)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// Ready reports whether the pool says it is ready and has an idle child.
+func Ready(s Status) bool { return s.Pool.Ready && s.Pool.Idle > 0 }
+
+// LogText returns actd's log so far: its own lines and the children's
+// stderr. An unreadable log fails t.
+func (p *Proc) LogText(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
