@@ -33,7 +33,7 @@ func checkHarakiri(t *testing.T, p *pool) {
 		t.Errorf("after the harakiri answer: got %d bytes, %v, want EOF", n, err)
 	}
 	pid, _ := strconv.Atoi(pidRE.FindStringSubmatch(bodies[0])[1])
-	if _, err := p.waitStatus(func(d statusDoc) bool { return !hasPID(d, pid) && d.Pool.Idle > 0 }); err != nil {
+	if _, err := p.WaitStatus(func(d statusDoc) bool { return !hasPID(d, pid) && d.Pool.Idle > 0 }); err != nil {
 		t.Errorf("harakiri child pid %d: got it still in the pool, want it gone and replaced: %v", pid, err)
 	}
 }
@@ -50,7 +50,7 @@ func checkBusyTimeout(t *testing.T, p *pool) {
 	want := regexp.MustCompile(`Plack::Handler::Actd: SIGQUIT while serving "GET /sleep", pid \d+(?s:.*)called at \S*app\.psgi line \d+`)
 	deadline := time.Now().Add(readyBound)
 	for {
-		b, _ := os.ReadFile(p.log)
+		b, _ := os.ReadFile(p.Log)
 		if want.Match(b) {
 			break
 		}
@@ -59,10 +59,10 @@ func checkBusyTimeout(t *testing.T, p *pool) {
 		}
 		time.Sleep(pollEvery)
 	}
-	if _, err := p.waitStatus(func(d statusDoc) bool { return d.Pool.Stats.Hung == 1 && d.Pool.Idle > 0 }); err != nil {
+	if _, err := p.WaitStatus(func(d statusDoc) bool { return d.Pool.Stats.Hung == 1 && d.Pool.Idle > 0 }); err != nil {
 		t.Errorf("status: got no hung child replaced: %v", err)
 	}
-	if b, _ := os.ReadFile(p.log); !strings.Contains(string(b), `request="GET /sleep"`) {
+	if b, _ := os.ReadFile(p.Log); !strings.Contains(string(b), `request="GET /sleep"`) {
 		t.Errorf("actd log: got no busy-timeout line with request=\"GET /sleep\", want one")
 	}
 }

@@ -2,7 +2,6 @@ package perl_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestPassfd: the syscall numbers Actd::Passfd knows for this architecture
@@ -71,10 +69,10 @@ func TestAcceptFilter(t *testing.T) {
 	t.Run("given back", func(t *testing.T) { checkGivenBack(t, p) })
 	t.Run("slow and silent clients", func(t *testing.T) { checkSlowClients(t, p) })
 	t.Run("survived", func(t *testing.T) { checkSurvived(t, p, pids) })
-	if s, err := p.held(); err != nil || s.Stats.Handoffs == 0 {
-		t.Errorf("stats: got %+v, %v; want connections handed over", s.Stats, err)
+	if s, err := p.held(); err != nil || s.Pool.Stats.Handoffs == 0 {
+		t.Errorf("stats: got %+v, %v; want connections handed over", s.Pool.Stats, err)
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("SIGTERM: got %v, want exit status 0", err)
 	}
 }
@@ -105,49 +103,18 @@ func checkKeepAliveHanded(t *testing.T, p *pool, pids map[int]bool) {
 	}
 }
 
-// heldDoc is the part of `actd status --json` about held connections.
-type heldDoc struct {
-	Stats struct {
-		Handoffs uint64 `json:"handoffs"`
-		Parked   uint64 `json:"parked"`
-	} `json:"stats"`
-	Idle int `json:"idle"`
-	Held *struct {
-		Held   int `json:"held"`
-		Parked int `json:"parked"`
-	} `json:"held"`
+// held returns the status; an error if it has no held line.
+func (p *pool) held() (statusDoc, error) {
+	s, err := p.Status()
+	if err == nil && s.Pool.Held == nil {
+		err = fmt.Errorf("status has no pool.held")
+	}
+	return s, err
 }
 
-func (p *pool) held() (heldDoc, error) {
-	var doc struct {
-		Pool heldDoc `json:"pool"`
-	}
-	out, err := exec.Command(actd, "status", "--json", "--control-socket", p.control).Output()
-	if err != nil {
-		return doc.Pool, fmt.Errorf("actd status: %w", err)
-	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		return doc.Pool, err
-	}
-	if doc.Pool.Held == nil {
-		return doc.Pool, fmt.Errorf("status has no pool.held: %s", out)
-	}
-	return doc.Pool, nil
-}
-
-// waitHeld polls the status until cond holds or readyBound passes.
-func (p *pool) waitHeld(cond func(heldDoc) bool) (heldDoc, error) {
-	deadline := time.Now().Add(readyBound)
-	for {
-		doc, err := p.held()
-		if err == nil && cond(doc) {
-			return doc, nil
-		}
-		if time.Now().After(deadline) {
-			return doc, fmt.Errorf("not within %v: last %+v %+v, %v", readyBound, doc.Stats, doc.Held, err)
-		}
-		time.Sleep(pollEvery)
-	}
+// waitHeld polls the status until it has a held line and cond holds.
+func (p *pool) waitHeld(cond func(statusDoc) bool) (statusDoc, error) {
+	return p.WaitStatus(func(s statusDoc) bool { return s.Pool.Held != nil && cond(s) })
 }
 
 // checkGivenBack: a keep-alive client that stops after a response is
@@ -161,8 +128,8 @@ func checkGivenBack(t *testing.T, p *pool) {
 	conn, r := dial(t, p)
 	for i := range 3 {
 		converse(t, conn, r, []exchange{{"GET", get("/hello"), 200, "", `^hello pid=\d+\n$`, nil}})
-		_, err := p.waitHeld(func(d heldDoc) bool {
-			return d.Held.Parked == 1 && d.Stats.Parked >= before.Stats.Parked+uint64(i+1) && d.Idle == 2
+		_, err := p.waitHeld(func(d statusDoc) bool {
+			return d.Pool.Held.Parked == 1 && d.Pool.Stats.Parked >= before.Pool.Stats.Parked+uint64(i+1) && d.Pool.Idle == 2
 		})
 		if err != nil {
 			t.Fatalf("after request %d: want the connection parked, both children idle: %v", i, err)
@@ -194,7 +161,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 			io.WriteString(c, fmt.Sprintf("GET /hello?slow=%d HTTP/1.1\r\nHost: test\r\n", i))
 		}
 	}
-	if _, err := p.waitHeld(func(d heldDoc) bool { return d.Held.Held >= slow+silent }); err != nil {
+	if _, err := p.waitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= slow+silent }); err != nil {
 		t.Fatalf("want %d connections held: %v", slow+silent, err)
 	}
 	client := &http.Client{Timeout: ioBound, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -203,8 +170,8 @@ func checkSlowClients(t *testing.T, p *pool) {
 			t.Fatal(err)
 		}
 	}
-	if s, err := p.held(); err != nil || s.Held.Held < slow+silent {
-		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Held, err, slow+silent)
+	if s, err := p.held(); err != nil || s.Pool.Held.Held < slow+silent {
+		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Pool.Held, err, slow+silent)
 	}
 }
 

@@ -220,7 +220,7 @@ func checkMalformed(t *testing.T, p *pool, raw string, status int) {
 // checkSurvived: the children that answered still run in their slots, and
 // actd logged no child death, kill or garbage.
 func checkSurvived(t *testing.T, p *pool, pids map[int]bool) {
-	doc, err := p.status()
+	doc, err := p.Status()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestRequestText(t *testing.T) {
 				done := make(chan error, 1)
 				go func() { done <- readAnswer(r, 200) }()
 				want := "GET " + path
-				doc, err := p.waitStatus(func(d statusDoc) bool {
+				doc, err := p.WaitStatus(func(d statusDoc) bool {
 					for _, s := range d.Pool.Slots {
 						if s.Request == want {
 							return true
@@ -277,12 +277,12 @@ func TestRequestText(t *testing.T) {
 				if err := <-done; err != nil {
 					t.Fatalf("GET %s: %v", path, err)
 				}
-				if _, err := p.waitStatus(func(d statusDoc) bool { return requests(d) == "" }); err != nil {
+				if _, err := p.WaitStatus(func(d statusDoc) bool { return requests(d) == "" }); err != nil {
 					t.Errorf("after %s, the connection still open: got requests %q, want none: %v", path, requests(p.mustStatus(t)), err)
 				}
 			}
 			conn.Close()
-			if err := p.stop(); err != nil {
+			if err := p.Stop(); err != nil {
 				t.Errorf("SIGTERM: got %v, want exit status 0", err)
 			}
 			for _, line := range p.complaints() {
@@ -319,7 +319,7 @@ func requests(d statusDoc) string {
 }
 
 func (p *pool) mustStatus(t *testing.T) statusDoc {
-	doc, err := p.status()
+	doc, err := p.Status()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestConcurrentClose(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			doc, err := p.waitStatus(func(d statusDoc) bool { return d.Pool.Stats.Served == clients*perClient })
+			doc, err := p.WaitStatus(func(d statusDoc) bool { return d.Pool.Stats.Served == clients*perClient })
 			if err != nil {
 				t.Errorf("status: got %d served, want %d: %v", doc.Pool.Stats.Served, clients*perClient, err)
 			}

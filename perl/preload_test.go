@@ -2,34 +2,18 @@ package perl_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-// preloadDoc is the zygote part of `actd status --json`.
-type preloadDoc struct {
-	Pool struct {
-		Generation int `json:"generation"`
-		Zygote     *struct {
-			PID        int    `json:"pid"`
-			Generation int    `json:"generation"`
-			State      string `json:"state"`
-		} `json:"zygote"`
-		Slots []struct {
-			State      string `json:"state"`
-			PID        int    `json:"pid"`
-			Generation int    `json:"generation"`
-		} `json:"slots"`
-	} `json:"pool"`
-}
+// preloadDoc is what `actd status --json` prints.
+type preloadDoc = statusDoc
 
 // TestPreload: under --preload the handler's zygote loads the application
 // (30 MB made at load) and the children are forked from it: they answer
@@ -42,8 +26,8 @@ func TestPreload(t *testing.T) {
 	doc := p.waitPreload(t, func(d preloadDoc) bool { return d.Pool.Zygote != nil && idleOf(d, 1) == 3 })
 	first := doc.Pool.Zygote.PID
 	for _, sl := range doc.Pool.Slots {
-		if ppid := parentOf(t, sl.PID); ppid != p.cmd.Process.Pid {
-			t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.cmd.Process.Pid)
+		if ppid := parentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
+			t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.Cmd.Process.Pid)
 		}
 		rss, pss := memoryOf(t, sl.PID)
 		if pss >= rss*6/10 {
@@ -64,7 +48,7 @@ func TestPreload(t *testing.T) {
 		return d.Pool.Zygote != nil && d.Pool.Zygote.State == "ready" && d.Pool.Zygote.PID != first
 	}).Pool.Zygote.PID
 
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	third := p.waitPreload(t, func(d preloadDoc) bool {
@@ -77,7 +61,7 @@ func TestPreload(t *testing.T) {
 	if loaded := loadedBy(t, p); loaded != third {
 		t.Errorf("after the reload: served by a child loaded by %d, want the new zygote %d", loaded, third)
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
 }
@@ -85,14 +69,9 @@ func TestPreload(t *testing.T) {
 // waitPreload polls the status until cond holds.
 func (p *pool) waitPreload(t *testing.T, cond func(preloadDoc) bool) preloadDoc {
 	t.Helper()
-	var doc preloadDoc
-	_, err := p.waitStatus(func(statusDoc) bool {
-		doc = preloadDoc{}
-		out, err := exec.Command(actd, "status", "--json", "--control-socket", p.control).Output()
-		return err == nil && json.Unmarshal(out, &doc) == nil && cond(doc)
-	})
+	doc, err := p.WaitStatus(cond)
 	if err != nil {
-		t.Fatalf("%v; zygote status %+v", err, doc.Pool)
+		t.Fatalf("%v; zygote status %+v", err, doc.Pool.Zygote)
 	}
 	return doc
 }
