@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // buildCWorker compiles examples/c-worker against libsystemd into dir, or
@@ -42,7 +44,7 @@ func TestCWorkerListenNames(t *testing.T) {
 	actd := build(t, bin, "github.com/actd/actd/cmd/actd")
 	dir := t.TempDir()
 	unixPath := filepath.Join(dir, "web.sock")
-	named := freeAddr(t)
+	named := pooltest.FreeAddr(t)
 	type target struct{ network, addr, name string }
 	targets := []target{
 		{"unix", unixPath, "unix-" + unixPath},
@@ -70,7 +72,7 @@ func TestCWorkerListenNames(t *testing.T) {
 			}
 		})
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 }

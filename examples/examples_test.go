@@ -120,7 +120,7 @@ func checkRecycledStaysHot(t *testing.T, actd string, worker []string) {
 // mode), as `actd status` shows it, and returns the lowest slot.
 func waitAllIdle(t *testing.T, p *pool) int {
 	t.Helper()
-	doc, err := p.waitStatus(func(d statusDoc) bool { return len(d.Pool.Slots) > 0 && allIdle(d) })
+	doc, err := p.WaitStatus(func(d statusDoc) bool { return len(d.Pool.Slots) > 0 && allIdle(d) })
 	if err != nil || len(doc.Pool.Slots) == 0 || !allIdle(doc) {
 		t.Fatalf("children not all idle within %v: %+v, %v", readyBound, doc.Pool.Slots, err)
 	}
@@ -232,7 +232,7 @@ func checkConcurrent(t *testing.T, p *pool, client *http.Client, worker string, 
 // child's slot counts the sequential ones.
 func checkServed(t *testing.T, p *pool, hot int, want uint64) {
 	t.Helper()
-	doc, err := p.waitStatus(func(d statusDoc) bool { return d.Pool.Stats.Served >= want })
+	doc, err := p.WaitStatus(func(d statusDoc) bool { return d.Pool.Stats.Served >= want })
 	if err != nil {
 		t.Fatalf("status: %v", err)
 	}
@@ -252,7 +252,7 @@ func checkServed(t *testing.T, p *pool, hot int, want uint64) {
 // none had to be killed.
 func checkStop(t *testing.T, p *pool, seen map[int]int, ps []string) {
 	t.Helper()
-	doc, err := p.status()
+	doc, err := p.Status()
 	if err != nil {
 		t.Fatalf("status before stop: %v", err)
 	}
@@ -263,7 +263,7 @@ func checkStop(t *testing.T, p *pool, seen map[int]int, ps []string) {
 	for pid := range seen {
 		pids = append(pids, pid)
 	}
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Fatalf("SIGTERM: got %v, want exit status 0", err)
 	}
 	for _, left := range leftBehind(pids, ps...) {

@@ -144,6 +144,7 @@ func (p *Proc) Stop() error {
 
 // Status is the document `actd status --json` prints.
 type Status struct {
+	PID  int              `json:"pid"` // the master's
 	Pool prefork.Snapshot `json:"pool"`
 }
 
