@@ -69,7 +69,7 @@ func TestAcceptFilter(t *testing.T) {
 	t.Run("given back", func(t *testing.T) { checkGivenBack(t, p) })
 	t.Run("slow and silent clients", func(t *testing.T) { checkSlowClients(t, p) })
 	t.Run("survived", func(t *testing.T) { checkSurvived(t, p, pids) })
-	if s, err := p.held(); err != nil || s.Pool.Stats.Handoffs == 0 {
+	if s, err := p.Held(); err != nil || s.Pool.Stats.Handoffs == 0 {
 		t.Errorf("stats: got %+v, %v; want connections handed over", s.Pool.Stats, err)
 	}
 	if err := p.Stop(); err != nil {
@@ -103,32 +103,18 @@ func checkKeepAliveHanded(t *testing.T, p *pool, pids map[int]bool) {
 	}
 }
 
-// held returns the status; an error if it has no held line.
-func (p *pool) held() (statusDoc, error) {
-	s, err := p.Status()
-	if err == nil && s.Pool.Held == nil {
-		err = fmt.Errorf("status has no pool.held")
-	}
-	return s, err
-}
-
-// waitHeld polls the status until it has a held line and cond holds.
-func (p *pool) waitHeld(cond func(statusDoc) bool) (statusDoc, error) {
-	return p.WaitStatus(func(s statusDoc) bool { return s.Pool.Held != nil && cond(s) })
-}
-
 // checkGivenBack: a keep-alive client that stops after a response is
 // parked in the master while both children are idle, and the next request
 // on the same connection is answered.
 func checkGivenBack(t *testing.T, p *pool) {
-	before, err := p.held()
+	before, err := p.Held()
 	if err != nil {
 		t.Fatal(err)
 	}
 	conn, r := dial(t, p)
 	for i := range 3 {
 		converse(t, conn, r, []exchange{{"GET", get("/hello"), 200, "", `^hello pid=\d+\n$`, nil}})
-		_, err := p.waitHeld(func(d statusDoc) bool {
+		_, err := p.WaitHeld(func(d statusDoc) bool {
 			return d.Pool.Held.Parked == 1 && d.Pool.Stats.Parked >= before.Pool.Stats.Parked+uint64(i+1) && d.Pool.Idle == 2
 		})
 		if err != nil {
@@ -161,7 +147,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 			io.WriteString(c, fmt.Sprintf("GET /hello?slow=%d HTTP/1.1\r\nHost: test\r\n", i))
 		}
 	}
-	if _, err := p.waitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= slow+silent }); err != nil {
+	if _, err := p.WaitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= slow+silent }); err != nil {
 		t.Fatalf("want %d connections held: %v", slow+silent, err)
 	}
 	client := &http.Client{Timeout: ioBound, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -170,7 +156,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 			t.Fatal(err)
 		}
 	}
-	if s, err := p.held(); err != nil || s.Pool.Held.Held < slow+silent {
+	if s, err := p.Held(); err != nil || s.Pool.Held.Held < slow+silent {
 		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Pool.Held, err, slow+silent)
 	}
 }

@@ -1,15 +1,13 @@
 package perl_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // preloadDoc is what `actd status --json` prints.
@@ -26,10 +24,10 @@ func TestPreload(t *testing.T) {
 	doc := p.waitPreload(t, func(d preloadDoc) bool { return d.Pool.Zygote != nil && idleOf(d, 1) == 3 })
 	first := doc.Pool.Zygote.PID
 	for _, sl := range doc.Pool.Slots {
-		if ppid := parentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
+		if ppid := pooltest.ParentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
 			t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.Cmd.Process.Pid)
 		}
-		rss, pss := memoryOf(t, sl.PID)
+		rss, pss := pooltest.MemoryOf(t, sl.PID)
 		if pss >= rss*6/10 {
 			t.Errorf("child %d: PSS %d kB of RSS %d kB, want well below: pages shared with the zygote", sl.PID, pss, rss)
 		}
@@ -104,37 +102,4 @@ func loadedBy(t *testing.T, p *pool) int {
 		t.Fatalf("body %q: %v", body, err)
 	}
 	return loaded
-}
-
-// parentOf returns pid's parent from /proc/PID/stat.
-func parentOf(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
-}
-
-// memoryOf returns pid's RSS and PSS in kB, from /proc/PID/smaps_rollup.
-func memoryOf(t *testing.T, pid int) (rss, pss int) {
-	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		t.Skipf("no smaps_rollup (kernel 4.14 or later): %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var name string
-		var kb int
-		if _, err := fmt.Sscanf(sc.Text(), "%s %d kB", &name, &kb); err == nil && name == "Rss:" {
-			rss = kb
-		} else if err == nil && name == "Pss:" {
-			pss = kb
-		}
-	}
-	return rss, pss
 }

@@ -33,7 +33,7 @@ func TestAcceptFilter(t *testing.T) {
 	t.Run("idle keep-alive given back", func(t *testing.T) { checkGivenBack(t, p) })
 	t.Run("slow and silent clients", func(t *testing.T) { checkSlowClients(t, p) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, p) })
-	if s, err := p.held(); err != nil || s.Pool.Stats.Handoffs == 0 || s.Pool.Stats.Garbage != 0 {
+	if s, err := p.Held(); err != nil || s.Pool.Stats.Handoffs == 0 || s.Pool.Stats.Garbage != 0 {
 		t.Errorf("stats: got %+v, %v; want handoffs, no garbage", s.Pool.Stats, err)
 	}
 	if err := p.Stop(); err != nil {
@@ -41,25 +41,11 @@ func TestAcceptFilter(t *testing.T) {
 	}
 }
 
-// held returns the status; an error if it has no held line.
-func (p *pool) held() (statusDoc, error) {
-	s, err := p.Status()
-	if err == nil && s.Pool.Held == nil {
-		err = fmt.Errorf("status has no pool.held")
-	}
-	return s, err
-}
-
-// waitHeld polls the status until it has a held line and cond holds.
-func (p *pool) waitHeld(cond func(statusDoc) bool) (statusDoc, error) {
-	return p.WaitStatus(func(s statusDoc) bool { return s.Pool.Held != nil && cond(s) })
-}
-
 // checkGivenBack: a keep-alive client that stops after a response is
 // parked in the master (no child holds it: both are idle), and the next
 // request on the same connection is answered.
 func checkGivenBack(t *testing.T, p *pool) {
-	before, err := p.held()
+	before, err := p.Held()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +59,7 @@ func checkGivenBack(t *testing.T, p *pool) {
 		if err := roundTrip(conn, r, fmt.Sprintf("/echo?%d", i)); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
-		_, err := p.waitHeld(func(d statusDoc) bool {
+		_, err := p.WaitHeld(func(d statusDoc) bool {
 			return d.Pool.Held.Parked == 1 && d.Pool.Stats.Parked >= before.Pool.Stats.Parked+uint64(i+1)
 		})
 		if err != nil {
@@ -125,7 +111,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 			fmt.Fprintf(c, "GET /echo?slow%d HTTP/1.1\r\nHost: x\r\n", i)
 		}
 	}
-	if _, err := p.waitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= slow+silent }); err != nil {
+	if _, err := p.WaitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= slow+silent }); err != nil {
 		t.Fatalf("want %d connections held: %v", slow+silent, err)
 	}
 	for i := range good {
@@ -135,7 +121,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 		}
 		checkBodies(t, got, []string{fmt.Sprintf("GET /echo %d ", i)})
 	}
-	if s, err := p.held(); err != nil || s.Pool.Held.Held < slow+silent {
+	if s, err := p.Held(); err != nil || s.Pool.Held.Held < slow+silent {
 		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Pool.Held, err, slow+silent)
 	}
 }

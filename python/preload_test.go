@@ -1,15 +1,13 @@
 package python_test
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // preloadFlags start a preloaded pool of four; the start timeout is long
@@ -45,10 +43,10 @@ func TestPreloadSharesPages(t *testing.T) {
 			}
 			for _, sl := range doc.Pool.Slots {
 				t.Run(strconv.Itoa(sl.PID), func(t *testing.T) {
-					if ppid := parentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
+					if ppid := pooltest.ParentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
 						t.Errorf("child %d: parent %d, want the master %d", sl.PID, ppid, p.Cmd.Process.Pid)
 					}
-					rss, pss := memoryOf(t, sl.PID)
+					rss, pss := pooltest.MemoryOf(t, sl.PID)
 					t.Logf("child %d: RSS %d kB, PSS %d kB", sl.PID, rss, pss)
 					if shared := pss < rss*6/10; shared != tc.preload {
 						t.Errorf("child %d: PSS %d kB of RSS %d kB: shared %v, want %v", sl.PID, pss, rss, shared, tc.preload)
@@ -146,41 +144,4 @@ func (p *pool) whoServes(t *testing.T) (imported, served int) {
 		t.Fatalf("body %q: %v", replies[0].body, err)
 	}
 	return imported, served
-}
-
-// parentOf returns pid's parent from /proc/PID/stat.
-func parentOf(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
-}
-
-// memoryOf returns pid's RSS and PSS in kB, from /proc/PID/smaps_rollup.
-func memoryOf(t *testing.T, pid int) (rss, pss int) {
-	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		t.Skipf("no smaps_rollup (kernel 4.14 or later): %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(io.Reader(f))
-	for sc.Scan() {
-		var name string
-		var kb int
-		if _, err := fmt.Sscanf(sc.Text(), "%s %d kB", &name, &kb); err != nil {
-			continue
-		}
-		switch name {
-		case "Rss:":
-			rss = kb
-		case "Pss:":
-			pss = kb
-		}
-	}
-	return rss, pss
 }

@@ -1,11 +1,13 @@
 // Package pooltest runs a real actd for the tests of packages that drive it
-// from outside, as an operator would (the language adapters): it builds the
-// binary once, starts it with its output in a file, reads `actd status
-// --json`, and stops it. Its bounds only keep a broken run from hanging;
+// from outside, as an operator would (the language adapters, the
+// examples): it builds the binary once, starts it with its output in a
+// file, reads `actd status --json`, stops it, and reads what the kernel
+// says of its processes. Its bounds only keep a broken run from hanging;
 // none is a speed assertion.
 package pooltest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -186,6 +189,21 @@ func (p *Proc) WaitStatus(cond func(Status) bool) (Status, error) {
 	}
 }
 
+// Held returns the status, with an error if it has no held line (the
+// pool holds no connections: no accept filter).
+func (p *Proc) Held() (Status, error) {
+	s, err := p.Status()
+	if err == nil && s.Pool.Held == nil {
+		err = fmt.Errorf("status has no pool.held")
+	}
+	return s, err
+}
+
+// WaitHeld polls the status until it has a held line and cond holds.
+func (p *Proc) WaitHeld(cond func(Status) bool) (Status, error) {
+	return p.WaitStatus(func(s Status) bool { return s.Pool.Held != nil && cond(s) })
+}
+
 // Ready reports whether the pool says it is ready and has an idle child.
 func Ready(s Status) bool { return s.Pool.Ready && s.Pool.Idle > 0 }
 
@@ -198,4 +216,41 @@ func (p *Proc) LogText(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// ParentOf returns pid's parent from /proc/PID/stat.
+func ParentOf(t testing.TB, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+// MemoryOf returns pid's RSS and PSS in kB, from /proc/PID/smaps_rollup.
+func MemoryOf(t testing.TB, pid int) (rss, pss int) {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		t.Skipf("no smaps_rollup (kernel 4.14 or later): %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var name string
+		var kb int
+		if _, err := fmt.Sscanf(sc.Text(), "%s %d kB", &name, &kb); err != nil {
+			continue
+		}
+		switch name {
+		case "Rss:":
+			rss = kb
+		case "Pss:":
+			pss = kb
+		}
+	}
+	return rss, pss
 }
