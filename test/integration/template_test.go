@@ -65,7 +65,9 @@ func TestTemplateInstance(t *testing.T) {
 // itoa formats a PID.
 func itoa(pid uint32) string { return fmt.Sprint(pid) }
 
-// mentionsPID reports whether text holds pid as a number of its own.
+// mentionsPID reports whether the status text shows pid as a child of a slot.
 func mentionsPID(text string, pid int) bool {
-	return regexp.MustCompile(`(^|\D)` + fmt.Sprint(pid) + `(\D|$)`).MatchString(text)
+	// In the PID column of a slot row ("0  I  239  1 ..."), not in another
+	// figure such as a FOR of 262ms.
+	return regexp.MustCompile(`(?m)^\d+\s+\S\s+` + fmt.Sprint(pid) + `\s`).MatchString(text)
 }
