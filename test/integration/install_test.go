@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,12 +66,21 @@ func TestInstallAndActivate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("actd status --json: %v\n%s", err, out)
 		}
-		var v any
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Errorf("actd status --json: not JSON: %v\n%s", err, out)
+		var doc struct {
+			Pool struct {
+				Slots []slotPID `json:"slots"`
+			} `json:"pool"`
 		}
-		if !mentionsPID(out, answer.PID) {
-			t.Errorf("actd status --json: no entry for child PID %d (which answered)\n%s", answer.PID, out)
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("actd status --json: not JSON: %v\n%s", err, out)
+		}
+		if !slices.Contains(doc.Pool.Slots, slotPID{answer.PID}) {
+			t.Errorf("actd status --json: no slot with child PID %d (which answered)\n%s", answer.PID, out)
 		}
 	})
+}
+
+// slotPID is the PID of a slot in `actd status --json`.
+type slotPID struct {
+	PID int `json:"pid"`
 }
