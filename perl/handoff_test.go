@@ -1,14 +1,11 @@
 package perl_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,31 +155,5 @@ func checkSlowClients(t *testing.T, p *pool) {
 	}
 	if s, err := p.Held(); err != nil || s.Pool.Held.Held < slow+silent {
 		t.Errorf("after the good client: got %+v, %v; want the %d slow and silent still held", s.Pool.Held, err, slow+silent)
-	}
-}
-
-// TestPlackSuiteAcceptFilter runs Plack's server test suite (t/suite.t)
-// under --accept-filter http: every request reaches the handler as a
-// connection the master handed over, and every test passes, none skips.
-func TestPlackSuiteAcceptFilter(t *testing.T) {
-	needPlack(t)
-	ctx, cancel := context.WithTimeout(context.Background(), suiteBound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "perl", "t/suite.t")
-	cmd.Env = append(os.Environ(), "ACTD="+actd, "ACTD_TEST_MODE=dispatch", "ACTD_TEST_FILTER=http")
-	out, err := cmd.CombinedOutput()
-	tap := string(out)
-	if err != nil {
-		t.Fatalf("perl t/suite.t: %v, want exit status 0\n%s", err, tap)
-	}
-	plan := regexp.MustCompile(`(?m)^1\.\.(\d+)$`).FindStringSubmatch(tap)
-	oks := regexp.MustCompile(`(?m)^ok \d+`).FindAllString(tap, -1)
-	switch {
-	case plan == nil:
-		t.Fatalf("perl t/suite.t: got no plan line, want 1..N\n%s", tap)
-	case strings.Contains(tap, "not ok"), strings.Contains(tap, "# skip"):
-		t.Errorf("perl t/suite.t: got a failed or skipped test, want none\n%s", tap)
-	case len(oks) == 0 || plan[1] != strconv.Itoa(len(oks)):
-		t.Errorf("perl t/suite.t: got %d passed tests, want the plan's %s\n%s", len(oks), plan[1], tap)
 	}
 }

@@ -16,19 +16,28 @@ const suiteBound = 2 * time.Minute
 
 // TestPlackSuite runs Plack's own server test suite (Plack::Test::Suite,
 // t/suite.t) against the handler under a real actd, in dispatch and
-// exclusive mode. Every one of its tests applies to a prefork server and
-// must pass; none may skip. (One check of the suite runs inside the server
-// only when the server is the test process itself: "call close after read
+// exclusive mode, and in dispatch mode under --accept-filter http (every
+// request then reaches the handler as a connection the master handed
+// over). Every one of its tests applies to a prefork server and must pass;
+// none may skip. (One check of the suite runs inside the server only when
+// the server is the test process itself: "call close after read
 // IO::Handle-like" also calls ::ok in the server, which an actd child,
 // another program, does not have; the test's request-side checks run.)
 func TestPlackSuite(t *testing.T) {
 	needPlack(t)
-	for _, mode := range []string{"dispatch", "exclusive"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"dispatch", []string{"ACTD_TEST_MODE=dispatch"}},
+		{"exclusive", []string{"ACTD_TEST_MODE=exclusive"}},
+		{"dispatch, accept filter http", []string{"ACTD_TEST_MODE=dispatch", "ACTD_TEST_FILTER=http"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), suiteBound)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "perl", "t/suite.t")
-			cmd.Env = append(os.Environ(), "ACTD="+actd, "ACTD_TEST_MODE="+mode)
+			cmd.Env = append(append(os.Environ(), "ACTD="+actd), tc.env...)
 			out, err := cmd.CombinedOutput()
 			tap := string(out)
 			if err != nil {
@@ -44,7 +53,7 @@ func TestPlackSuite(t *testing.T) {
 			case len(oks) == 0 || plan[1] != strconv.Itoa(len(oks)):
 				t.Errorf("perl t/suite.t: got %d passed tests, want the plan's %s\n%s", len(oks), plan[1], tap)
 			}
-			t.Logf("%s: %d of Plack::Test::Suite's tests passed", mode, len(oks))
+			t.Logf("%s: %d of Plack::Test::Suite's tests passed", tc.name, len(oks))
 		})
 	}
 }
