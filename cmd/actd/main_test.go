@@ -97,7 +97,10 @@ func startActdUnder(t *testing.T, wrapper, env []string, args ...string) *actd {
 	argv := append(append(wrapper, os.Args[0], "--listen", "unix:"+a.sock, "--control-socket", a.ctl, "--log-format", "text"), args...)
 	a.start(t, argv, env)
 	waitFor(t, "control socket", 10*time.Second, func() bool {
-		_, err := os.Stat(a.ctl)
+		c, err := net.Dial("unix", a.ctl) // listening, not only bound: the file exists from bind(2) on
+		if err == nil {
+			c.Close()
+		}
 		return err == nil
 	})
 	return a
