@@ -31,10 +31,8 @@ func TestChildFDTable(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	a := &actd{ctl: ctl}
-	waitFor(t, "an idle child", 10*time.Second, func() bool {
-		_, err := os.Stat(ctl)
-		return err == nil && a.status(t).Snapshot.Idle == 1
-	})
+	a.waitControl(t)
+	waitFor(t, "an idle child", 10*time.Second, func() bool { return a.status(t).Snapshot.Idle == 1 })
 	child := a.status(t).Snapshot.Slots[0].PID
 	leak, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(w.Fd())))
 	if err != nil {

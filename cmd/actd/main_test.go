@@ -96,14 +96,21 @@ func startActdUnder(t *testing.T, wrapper, env []string, args ...string) *actd {
 	a := &actd{dir: dir, sock: filepath.Join(dir, "listen.sock"), ctl: filepath.Join(dir, "ctl.sock"), stderr: &syncBuffer{}}
 	argv := append(append(wrapper, os.Args[0], "--listen", "unix:"+a.sock, "--control-socket", a.ctl, "--log-format", "text"), args...)
 	a.start(t, argv, env)
+	a.waitControl(t)
+	return a
+}
+
+// waitControl waits until the control socket accepts: listening, not only
+// bound (the file exists from bind(2) on).
+func (a *actd) waitControl(t *testing.T) {
+	t.Helper()
 	waitFor(t, "control socket", 10*time.Second, func() bool {
-		c, err := net.Dial("unix", a.ctl) // listening, not only bound: the file exists from bind(2) on
+		c, err := net.Dial("unix", a.ctl)
 		if err == nil {
 			c.Close()
 		}
 		return err == nil
 	})
-	return a
 }
 
 // get sends one HTTP request to the pool and returns the body.

@@ -47,12 +47,17 @@ func runMaster(args []string) int {
 	if err != nil {
 		return configExit(&config.Error{Key: "log-format", Err: err})
 	}
+	// Catch the signals before binding anything: a SIGHUP or SIGTERM sent
+	// as soon as the control socket answers waits for serve instead of
+	// killing the master (the default action of both).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	m := &master{args: args, cfg: cfg, log: log, notifier: &notify.Notifier{}, started: time.Now()}
 	if code, err := m.start(); err != nil {
 		m.fail(err)
 		return code
 	}
-	return m.exit(m.serve())
+	return m.exit(m.serve(sigs))
 }
 
 // configExit reports a bad command line or setting and returns its status.
@@ -125,9 +130,9 @@ func poolConfig(cfg *config.Config) prefork.Config {
 }
 
 // serve runs the pool and everything beside it in one group until SIGTERM
-// or SIGINT has drained the pool, or a member fails. It returns the error of
+// or SIGINT (from sigs) has drained the pool, or a member fails. It returns the error of
 // the member that ended the group, or nil.
-func (m *master) serve() error {
+func (m *master) serve(sigs chan os.Signal) error {
 	var g group
 	poolCtx, stopPool := context.WithCancel(context.Background())
 	m.stopPool = stopPool
@@ -138,8 +143,6 @@ func (m *master) serve() error {
 		}
 		stopPool()
 	})
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	quit := make(chan struct{})
 	g.add("signals", func() error { return m.handleSignals(sigs, quit) },
 		func(error) { signal.Stop(sigs); close(quit) })
