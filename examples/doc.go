@@ -7,6 +7,10 @@
 //     keep-alive and request reports.
 //   - python-worker/worker.py: the protocol in plain Python 3, standard
 //     library only, the same HTTP responder.
+//   - testdata/worker-rev1.py: the Python worker as it was written against
+//     protocol revision 1 (8-byte messages, no capabilities), kept unchanged
+//     to show that such a worker keeps working wherever it can (everywhere
+//     but under an accept filter, which needs the hand-off).
 //
 // All answer every request with "NAME slot=K pid=P", so curl shows which
 // child served it. Run the test with `go test ./examples/`; the Python cases
