@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,26 @@ func writeFile(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// parseCase parses a command line of --listen, --config FILE (a file
+// holding text) and args. With wantErr empty it returns the config, failing
+// the test on an error; otherwise it checks that the error is an *Error
+// containing wantErr and returns nil.
+func parseCase(t *testing.T, text string, args []string, wantErr string) *Config {
+	t.Helper()
+	c, err := Parse(append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, text)}, args...))
+	if wantErr == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(err.Error(), wantErr) {
+		t.Fatalf("got error %v, want an *Error containing %q", err, wantErr)
+	}
+	return nil
 }
 
 func TestParseFileAndFlags(t *testing.T) {

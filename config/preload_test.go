@@ -1,10 +1,6 @@
 package config
 
-import (
-	"errors"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestPreload: --preload and the file key preload turn preload on; shared
 // mode, whose children have no back-channel for fork orders, refuses it
@@ -24,17 +20,9 @@ func TestPreload(t *testing.T) {
 		{"not a bool", "preload = maybe\n", nil, false, `pool.conf:1: preload: "maybe": want true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...)
-			c, err := Parse(args)
-			if tc.wantErr != "" {
-				var e *Error
-				if !errors.As(err, &e) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got error %v, want an *Error containing %q", err, tc.wantErr)
-				}
+			c := parseCase(t, tc.file, tc.args, tc.wantErr)
+			if c == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if c.Pool.Preload != tc.want {
 				t.Errorf("got preload %v, want %v", c.Pool.Preload, tc.want)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -35,17 +34,9 @@ func TestMaxChildMemory(t *testing.T) {
 		{"child-memory-max below 1M", "", []string{"--child-memory-max", "4096"}, 0, "child-memory-max: 4096: must be 0 (off) or at least 1M"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...)
-			c, err := Parse(args)
-			if tc.wantErr != "" {
-				var e *Error
-				if !errors.As(err, &e) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got error %v, want an *Error containing %q", err, tc.wantErr)
-				}
+			c := parseCase(t, tc.file, tc.args, tc.wantErr)
+			if c == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			got := c.Pool.MaxChildMemory
 			if strings.HasPrefix(tc.name, "child-memory-max") {
