@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/actd/actd/internal/slowclient"
 )
 
 // The slow-clients experiment (issue 13): slowConns connections that send a
@@ -85,15 +87,15 @@ func measureSlow(ctx context.Context, t *tools, name string) slowResult {
 	defer p.stop()
 	r.unloaded, _ = goodClients(ctx, p, unloadedWindow)
 	before := processMemory(p.pid())
-	conns := openSlow(p.port)
-	defer closeAll(conns)
-	r.opened = len(conns)
+	conns, _ := slowclient.Open(addr(p.port), slowConns, silentConns, slowDialers, 3*time.Second) // r.opened counts what connected
+	defer conns.Close()
+	r.opened = conns.Len()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { trickle(conns[:min(slowConns, len(conns))], stop) })
+	wg.Go(func() { conns.Trickle(time.Second, stop) })
 	time.Sleep(2 * time.Second) // the server takes what it will take
-	if name == "actd-filter-http" && len(conns) > 0 {
-		r.heldBytes = float64(processMemory(p.pid()).rss-before.rss) / float64(len(conns))
+	if name == "actd-filter-http" && r.opened > 0 {
+		r.heldBytes = float64(processMemory(p.pid()).rss-before.rss) / float64(r.opened)
 	}
 	pool := make(chan string, 1)
 	mid := time.AfterFunc(slowWindow/2, func() { pool <- poolState(t, p, s) })
@@ -105,59 +107,6 @@ func measureSlow(ctx context.Context, t *tools, name string) slowResult {
 	close(stop)
 	wg.Wait()
 	return r
-}
-
-// openSlow opens slowConns connections that send the start of a request
-// head and silentConns that send nothing, slowDialers at a time, each
-// given 3 s; it returns those that connected, slow ones first.
-func openSlow(port int) []net.Conn {
-	conns := make([]net.Conn, slowConns+silentConns)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range slowDialers {
-		wg.Go(func() {
-			for i := range next {
-				c, err := net.DialTimeout("tcp", addr(port), 3*time.Second)
-				if err != nil {
-					continue
-				}
-				if i < slowConns {
-					c.Write([]byte("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
-				}
-				conns[i] = c
-			}
-		})
-	}
-	for i := range conns {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return slices.DeleteFunc(conns, func(c net.Conn) bool { return c == nil })
-}
-
-// trickle writes one header byte a second to every connection in conns
-// until stop closes.
-func trickle(conns []net.Conn, stop <-chan struct{}) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			for _, c := range conns {
-				c.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
-				c.Write([]byte("x"))
-			}
-		}
-	}
-}
-
-func closeAll(conns []net.Conn) {
-	for _, c := range conns {
-		c.Close()
-	}
 }
 
 // goodClients runs goodConc clients against p for window, one request per

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/actd/actd/internal/slowclient"
 	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/prefork/worker"
 	"github.com/actd/actd/protocol"
@@ -115,38 +116,19 @@ func get(addr, path string) (string, error) {
 	return readAnswer(bufio.NewReader(c))
 }
 
-// slowClients opens n connections to addr that send the start of a request
-// and then one header byte per period, never finishing it, and silent ones
-// that send nothing; all close when stop closes.
+// slowClients opens slow connections to addr that send the start of a
+// request and then one header byte per period, never finishing it, and
+// silent ones that send nothing; the trickle runs until stop closes, the
+// connections stay open until the test ends.
 func slowClients(t *testing.T, addr string, slow, silent int, period time.Duration, stop <-chan struct{}) *sync.WaitGroup {
 	t.Helper()
-	var slowConns []net.Conn
-	for i := range slow + silent {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatalf("slow client %d: %v", i, err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if i < slow {
-			c.Write([]byte("GET / HTTP/1.1\r\nX-Slow: "))
-			slowConns = append(slowConns, c)
-		}
+	conns, err := slowclient.Open(addr, slow, silent, 1, 5*time.Second)
+	t.Cleanup(conns.Close)
+	if err != nil {
+		t.Fatalf("slow clients: %v", err)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(period)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				for _, c := range slowConns {
-					c.Write([]byte("x"))
-				}
-			}
-		}
-	})
+	wg.Go(func() { conns.Trickle(period, stop) })
 	return &wg
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/internal/slowclient"
 )
 
 // heldLine matches what STATUS= adds under an accept filter.
@@ -74,33 +76,13 @@ func TestSlowClientsDefaultPool(t *testing.T) {
 // until the test ends, the trickle until stop closes.
 func holdSlowClients(t *testing.T, addr string, slow, silent int, stop <-chan struct{}) *sync.WaitGroup {
 	t.Helper()
-	var slowConns []net.Conn
-	for i := range slow + silent {
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatalf("slow client %d: %v", i, err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if i < slow {
-			io.WriteString(c, "GET /slow HTTP/1.1\r\nX-Slow: ")
-			slowConns = append(slowConns, c)
-		}
+	conns, err := slowclient.Open(addr, slow, silent, 1, 5*time.Second)
+	t.Cleanup(conns.Close)
+	if err != nil {
+		t.Fatalf("slow clients: %v", err)
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				for _, c := range slowConns {
-					c.Write([]byte("x"))
-				}
-			}
-		}
-	})
+	wg.Go(func() { conns.Trickle(time.Second, stop) })
 	return &wg
 }
 
