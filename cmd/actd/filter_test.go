@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -67,23 +65,6 @@ func TestAcceptFilterNeedsHandoff(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 not installed")
 	}
-	// A revision-1 worker: hello with no capabilities, idle, then it waits.
-	const worker = `import os, socket, struct, time
-ch = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
-ch.send(struct.pack("!cBHI", b"H", 1, 0, os.getpid())); ch.send(struct.pack("!cBHI", b"I", 1, 0, 0))
-time.sleep(30)`
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a speed: python3 starts slowly on a loaded machine
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "--listen", "unix:"+filepath.Join(t.TempDir(), "s"),
-		"--accept-filter", "data", "--", python, "-c", worker)
-	cmd.Env = append(os.Environ(), envAsActd+"=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.Run()
-	if code := cmd.ProcessState.ExitCode(); code != exitConfig {
-		t.Errorf("exit status %d, want %d", code, exitConfig)
-	}
-	if msg := stderr.String(); !strings.Contains(msg, "does not take handed-off connections") || !strings.Contains(msg, "use --accept-filter none") {
-		t.Errorf("stderr %q: want the reason and the fix", msg)
-	}
+	args := []string{"--listen", "unix:" + filepath.Join(t.TempDir(), "s"), "--accept-filter", "data", "--", python, "-c", helloOnlyWorker}
+	checkRefused(t, args, "does not take handed-off connections", "use --accept-filter none")
 }

@@ -17,36 +17,48 @@ import (
 // Python worker.
 func TestPreloadNeedsFork(t *testing.T) {
 	python, pyErr := exec.LookPath("python3")
-	// A revision-1 worker: hello with no capabilities, idle, then it waits.
-	const worker = `import os, socket, struct, time
-ch = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
-ch.send(struct.pack("!cBHI", b"H", 1, 0, os.getpid())); ch.send(struct.pack("!cBHI", b"I", 1, 0, 0))
-time.sleep(30)`
 	for _, tc := range []struct {
 		name   string
 		worker []string
 	}{
 		{"built-in handler", nil},
-		{"revision-1 worker", []string{"--", python, "-c", worker}},
+		{"revision-1 worker", []string{"--", python, "-c", helloOnlyWorker}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.worker != nil && pyErr != nil {
 				t.Skip("python3 not installed")
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
 			args := append([]string{"--listen", "unix:" + filepath.Join(t.TempDir(), "s"), "--preload"}, tc.worker...)
-			cmd := exec.CommandContext(ctx, os.Args[0], args...)
-			cmd.Env = append(os.Environ(), envAsActd+"=1")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			cmd.Run()
-			if code := cmd.ProcessState.ExitCode(); code != exitConfig {
-				t.Errorf("exit status %d, want %d", code, exitConfig)
-			}
-			if msg := stderr.String(); !strings.Contains(msg, "without the fork capability") || !strings.Contains(msg, "drop --preload") {
-				t.Errorf("stderr %q: want the reason and the fix", msg)
-			}
+			checkRefused(t, args, "without the fork capability", "drop --preload")
 		})
+	}
+}
+
+// helloOnlyWorker is a revision-1 worker in Python: hello with no
+// capabilities, idle, then it waits.
+const helloOnlyWorker = `import os, socket, struct, time
+ch = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
+ch.send(struct.pack("!cBHI", b"H", 1, 0, os.getpid())); ch.send(struct.pack("!cBHI", b"I", 1, 0, 0))
+time.sleep(30)`
+
+// checkRefused runs actd with args until it exits and checks that it exits
+// with status 78 and says every one of want on stderr (the reason and the
+// fix).
+func checkRefused(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a speed: python3 starts slowly on a loaded machine
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envAsActd+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitConfig {
+		t.Errorf("exit status %d, want %d", code, exitConfig)
+	}
+	for _, w := range want {
+		if msg := stderr.String(); !strings.Contains(msg, w) {
+			t.Errorf("stderr %q: want %q in it", msg, w)
+		}
 	}
 }
