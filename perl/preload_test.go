@@ -21,7 +21,7 @@ type preloadDoc = statusDoc
 // children serve the new generation.
 func TestPreload(t *testing.T) {
 	p := startPool(t, "dispatch", "preload.psgi", "--preload", "--start-children", "3", "--min-spare", "3", "--start-timeout", "60s")
-	doc := p.waitPreload(t, func(d preloadDoc) bool { return d.Pool.Zygote != nil && idleOf(d, 1) == 3 })
+	doc := p.WaitZygote(t, func(d preloadDoc) bool { return d.Pool.Zygote != nil && d.IdleOf(1) == 3 })
 	first := doc.Pool.Zygote.PID
 	for _, sl := range doc.Pool.Slots {
 		if ppid := pooltest.ParentOf(t, sl.PID); ppid != p.Cmd.Process.Pid {
@@ -42,16 +42,16 @@ func TestPreload(t *testing.T) {
 	if loaded := loadedBy(t, p); loaded != first {
 		t.Errorf("after the zygote's death: served by a child loaded by %d, want %d", loaded, first)
 	}
-	second := p.waitPreload(t, func(d preloadDoc) bool {
+	second := p.WaitZygote(t, func(d preloadDoc) bool {
 		return d.Pool.Zygote != nil && d.Pool.Zygote.State == "ready" && d.Pool.Zygote.PID != first
 	}).Pool.Zygote.PID
 
 	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	third := p.waitPreload(t, func(d preloadDoc) bool {
+	third := p.WaitZygote(t, func(d preloadDoc) bool {
 		return d.Pool.Zygote != nil && d.Pool.Zygote.Generation == 2 && d.Pool.Zygote.State == "ready" &&
-			idleOf(d, 2) == 3 && len(d.Pool.Slots) == 3
+			d.IdleOf(2) == 3 && len(d.Pool.Slots) == 3
 	}).Pool.Zygote.PID
 	if third == second {
 		t.Errorf("generation 2's zygote %d, want a new one", third)
@@ -62,27 +62,6 @@ func TestPreload(t *testing.T) {
 	if err := p.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
-}
-
-// waitPreload polls the status until cond holds.
-func (p *pool) waitPreload(t *testing.T, cond func(preloadDoc) bool) preloadDoc {
-	t.Helper()
-	doc, err := p.WaitStatus(cond)
-	if err != nil {
-		t.Fatalf("%v; zygote status %+v", err, doc.Pool.Zygote)
-	}
-	return doc
-}
-
-// idleOf counts gen's idle children.
-func idleOf(d preloadDoc, gen int) int {
-	n := 0
-	for _, sl := range d.Pool.Slots {
-		if sl.State == "I" && sl.Generation == gen {
-			n++
-		}
-	}
-	return n
 }
 
 // loadedBy asks the application which process loaded it.

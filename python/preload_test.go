@@ -2,7 +2,6 @@ package python_test
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -34,7 +33,7 @@ func TestPreloadSharesPages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startPool(t, "dispatch", []string{py, "-m", "actd.wsgi", "preloadapp:app"}, tc.flags...)
-			doc := p.waitZygote(t, func(d zygoteDoc) bool { return idleChildren(d, 1) == 4 })
+			doc := p.WaitZygote(t, func(d zygoteDoc) bool { return d.IdleOf(1) == 4 })
 			zpid := 0
 			if tc.preload {
 				zpid = doc.Pool.Zygote.PID
@@ -71,14 +70,14 @@ func TestPreloadSharesPages(t *testing.T) {
 func TestPreloadZygoteReplaced(t *testing.T) {
 	py := python(t)
 	p := startPool(t, "dispatch", []string{py, "-m", "actd.wsgi", "preloadapp:app"}, preloadFlags...)
-	first := p.waitZygote(t, func(d zygoteDoc) bool { return idleChildren(d, 1) == 4 }).Pool.Zygote.PID
+	first := p.WaitZygote(t, func(d zygoteDoc) bool { return d.IdleOf(1) == 4 }).Pool.Zygote.PID
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if imported, _ := p.whoServes(t); imported != first {
 		t.Errorf("after the zygote's death: served by a child imported by %d, want the first zygote %d", imported, first)
 	}
-	second := p.waitZygote(t, func(d zygoteDoc) bool {
+	second := p.WaitZygote(t, func(d zygoteDoc) bool {
 		return d.Pool.Zygote.State == "ready" && d.Pool.Zygote.PID != first
 	}).Pool.Zygote
 	if second.Restarts != 1 {
@@ -89,9 +88,9 @@ func TestPreloadZygoteReplaced(t *testing.T) {
 	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	doc := p.waitZygote(t, func(d zygoteDoc) bool {
+	doc := p.WaitZygote(t, func(d zygoteDoc) bool {
 		return d.Pool.Generation == 2 && d.Pool.Zygote.Generation == 2 && d.Pool.Zygote.State == "ready" &&
-			idleChildren(d, 2) == 4 && len(d.Pool.Slots) == 4
+			d.IdleOf(2) == 4 && len(d.Pool.Slots) == 4
 	})
 	third := doc.Pool.Zygote.PID
 	if third == second.PID || third == first {
@@ -106,30 +105,6 @@ func TestPreloadZygoteReplaced(t *testing.T) {
 	if err := p.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
-}
-
-// waitZygote polls the status until the pool has a zygote (or runs
-// without --preload) and cond holds.
-func (p *pool) waitZygote(t *testing.T, cond func(zygoteDoc) bool) zygoteDoc {
-	t.Helper()
-	doc, err := p.WaitStatus(func(d statusDoc) bool {
-		return (d.Pool.Zygote != nil || !slices.Contains(p.Cmd.Args, "--preload")) && cond(d)
-	})
-	if err != nil {
-		t.Fatalf("%v; zygote status %+v", err, doc.Pool.Zygote)
-	}
-	return doc
-}
-
-// idleChildren counts gen's idle children.
-func idleChildren(d zygoteDoc, gen int) int {
-	n := 0
-	for _, sl := range d.Pool.Slots {
-		if sl.State == "I" && sl.Generation == gen {
-			n++
-		}
-	}
-	return n
 }
 
 // whoServes asks the application which process imported it and which

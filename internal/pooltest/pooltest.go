@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,6 +203,30 @@ func (p *Proc) Held() (Status, error) {
 // WaitHeld polls the status until it has a held line and cond holds.
 func (p *Proc) WaitHeld(cond func(Status) bool) (Status, error) {
 	return p.WaitStatus(func(s Status) bool { return s.Pool.Held != nil && cond(s) })
+}
+
+// WaitZygote polls the status until cond holds and, when actd runs with
+// --preload, the status shows a zygote. It fails t with the zygote's last
+// status if that does not come.
+func (p *Proc) WaitZygote(t testing.TB, cond func(Status) bool) Status {
+	t.Helper()
+	preload := slices.Contains(p.Cmd.Args, "--preload")
+	doc, err := p.WaitStatus(func(s Status) bool { return (s.Pool.Zygote != nil || !preload) && cond(s) })
+	if err != nil {
+		t.Fatalf("%v; zygote status %+v", err, doc.Pool.Zygote)
+	}
+	return doc
+}
+
+// IdleOf counts the idle children of generation gen.
+func (s Status) IdleOf(gen int) int {
+	n := 0
+	for _, sl := range s.Pool.Slots {
+		if sl.State == "I" && sl.Generation == gen {
+			n++
+		}
+	}
+	return n
 }
 
 // Ready reports whether the pool says it is ready and has an idle child.
