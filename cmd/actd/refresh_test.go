@@ -63,3 +63,42 @@ func TestRefreshOnChange(t *testing.T) {
 		})
 	}
 }
+
+// TestRefreshSparesBusyPool: while a refresh is due, a stream of changes
+// (a busy pool sends two a connection) is not read one by one, which would
+// wake the reporter and another thread of the master each time: at most
+// one is taken and one waits in the buffer; the rest find it full.
+func TestRefreshSparesBusyPool(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		changes := make(chan struct{}, 1)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			refreshOnChange(ctx, changes, func() float64 { calls++; return 0 })
+			close(done)
+		}()
+		time.Sleep(time.Minute) // past the first refresh
+		synctest.Wait()
+		before, taken := calls, 0
+		for range 100 { // within one reportEvery
+			time.Sleep(reportEvery / 200)
+			select {
+			case changes <- struct{}{}:
+				taken++
+			default:
+			}
+			synctest.Wait() // the reporter has done what it does on a change
+		}
+		time.Sleep(reportEvery)
+		synctest.Wait()
+		cancel()
+		<-done
+		if taken > 3 {
+			t.Errorf("got %d of 100 changes taken within one reportEvery, want at most 3", taken)
+		}
+		if got := calls - before; got != 2 {
+			t.Errorf("got %d refreshes for the stream, want 2 (its first change, then the rest)", got)
+		}
+	})
+}

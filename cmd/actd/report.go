@@ -49,22 +49,33 @@ func (r *reporter) run(ctx context.Context) error {
 // change wakes it: an idle pool costs no timer. One timer serves both the
 // rate limit and the decay, so a lone change costs one timer expiry, not
 // two (each wakes the Go runtime's monitor thread).
+//
+// While a refresh is due, it stops reading changes: the pool's sends fill
+// the channel's one-value buffer and then find it full, so a busy pool
+// (two changes a connection) wakes this goroutine, and with it another
+// thread of the master, about once per reportEvery, not at every change.
 func refreshOnChange(ctx context.Context, changes <-chan struct{}, refresh func() (rate float64)) {
 	timer := time.NewTimer(rateRefresh)
 	defer timer.Stop()
 	var last time.Time
+	listen := changes
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-changes:
+		case <-listen:
 			if wait := reportEvery - time.Since(last); wait > 0 {
-				timer.Reset(wait) // the refresh then covers this change
+				timer.Reset(wait) // the refresh then covers this change and the ones until then
+				listen = nil
 				continue
 			}
 		case <-timer.C:
 		}
-		last = time.Now()
+		select {
+		case <-changes: // covered by this refresh
+		default:
+		}
+		listen, last = changes, time.Now()
 		if refresh() > 0 {
 			timer.Reset(rateRefresh)
 		} else {
