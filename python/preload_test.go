@@ -19,7 +19,8 @@ type zygoteDoc = statusDoc
 // TestPreloadSharesPages: under --preload the children are forked from a
 // zygote that imported the application (30 MB made at import): each
 // answers with the zygote's PID as the importer, is the master's own child
-// (reparented through the double fork), and its PSS is well below its RSS.
+// (reparented through the double fork), and its PSS is well below its RSS;
+// the status shows the zygote's RSS, the 30 MB included.
 // Without --preload each child imports the application itself.
 func TestPreloadSharesPages(t *testing.T) {
 	py := python(t)
@@ -37,6 +38,9 @@ func TestPreloadSharesPages(t *testing.T) {
 			zpid := 0
 			if tc.preload {
 				zpid = doc.Pool.Zygote.PID
+				if z := doc.Pool.Zygote; z.Memory < 30<<20 { // status reads the zygote's RSS
+					t.Errorf("zygote memory_bytes %d, want at least the 30 MB the application made", z.Memory)
+				}
 			} else if doc.Pool.Zygote != nil {
 				t.Fatalf("got zygote %+v without --preload, want none", *doc.Pool.Zygote)
 			}

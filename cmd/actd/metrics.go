@@ -147,6 +147,7 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 		mw.gauge("zygote_ready", "1 while the current generation's zygote (--preload) takes fork orders, else 0.", ready)
 		mw.counter("forks", "Children forked by zygotes (--preload).", z.Forked)
 		mw.counter("zygote_restarts", "Zygotes that died unasked and were replaced.", z.Restarts)
+		mw.gauge("zygote_memory_bytes", "Resident memory (RSS) of the current generation's zygote (--preload).", z.Memory)
 	}
 }
 

@@ -141,8 +141,9 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 			s.Stats.Handoffs, s.Stats.HoldTimeouts, s.Stats.HeldClosed, s.Stats.Parked)
 	}
 	if z := s.Zygote; z != nil {
-		fmt.Fprintf(w, "zygote (preload): pid %d, generation %d, %s for %v; %d forks, %d in all, %d restarts\n",
-			z.PID, z.Generation, z.State, s.Taken.Sub(z.Since).Round(time.Millisecond), z.Forks, z.Forked, z.Restarts)
+		fmt.Fprintf(w, "zygote (preload): pid %d, generation %d, %s for %v; rss %s, cpu %.2fs; %d forks, %d in all, %d restarts\n",
+			z.PID, z.Generation, z.State, s.Taken.Sub(z.Since).Round(time.Millisecond), sizeText(z.Memory), z.CPU,
+			z.Forks, z.Forked, z.Restarts)
 	}
 	st := s.Stats
 	fmt.Fprintf(w, "totals: %d served, %d spawned, %d respawned, %d hung, %d recycled, %d overloads, %d garbage, %d reloads\n",
