@@ -62,8 +62,8 @@ const slowRequest = 5 * time.Second
 // python3-actd installed (its postinst byte-compiles the package, as the
 // pool's dynamic user cannot under ProtectSystem=strict), the worker line
 // in /etc/actd/NAME.conf, WorkingDirectory= and PYTHONPATH in a service
-// drop-in. In dispatch mode behind the http accept filter and in exclusive
-// mode, under the unit's hardening (a dynamic user, ProtectSystem=strict,
+// drop-in. In dispatch mode behind the http accept filter, in exclusive
+// mode and with preload (a zygote), under the unit's hardening (a dynamic user, ProtectSystem=strict,
 // the system call filter), a GET is answered with the application's
 // module, a 1 MiB POST body comes back whole, and a request in hand is
 // shown in actd status. Removing python3-actd removes the byte code.
@@ -83,8 +83,11 @@ func TestPythonPool(t *testing.T) {
 	modes := []struct{ pool, config string }{
 		{"web", "accept = dispatch\naccept-filter = http\n"},
 		{"webx", "accept = exclusive\n"},
+		{"webp", "accept = dispatch\npreload = true\n"}, // a zygote forks the children
 	}
+	var units []string
 	for _, m := range modes {
+		units = append(units, "actd@"+m.pool+".socket", "actd@"+m.pool+".service")
 		t.Run(m.pool, func(t *testing.T) {
 			addr := a.startPythonPool(m.pool, m.config)
 			checkPythonPool(t, a, m.pool, addr)
@@ -92,7 +95,7 @@ func TestPythonPool(t *testing.T) {
 	}
 
 	t.Run("remove", func(t *testing.T) {
-		a.Run("systemctl", "stop", "actd@web.socket", "actd@web.service", "actd@webx.socket", "actd@webx.service")
+		a.Run(append([]string{"systemctl", "stop"}, units...)...)
 		a.Run("dpkg", "-r", pythonPackage)
 		if a.exists("/usr/lib/python3/dist-packages/actd") {
 			t.Errorf("after dpkg -r %s: /usr/lib/python3/dist-packages/actd still there, want prerm's py3clean to leave nothing", pythonPackage)
