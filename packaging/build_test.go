@@ -6,49 +6,85 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// debArch is the architecture build.sh builds by default.
+// debArch is the architecture build.sh builds actd for by default.
 const debArch = "amd64"
+
+// The packages of the language adapters (Debian's naming: python3-MODULE,
+// libMODULE-NAME-perl), architecture all.
+const (
+	pythonPackage = "python3-actd"
+	perlPackage   = "libplack-handler-actd-perl"
+)
+
+// debPackage is one binary package build.sh builds.
+type debPackage struct{ name, arch string }
+
+// debPackages are the packages build.sh builds, in the order it prints
+// their paths: actd's is the last line.
+var debPackages = []debPackage{{pythonPackage, "all"}, {perlPackage, "all"}, {"actd", debArch}}
 
 var (
 	buildMu sync.Mutex
-	builds  = map[string]string{} // version ("" for VERSION) -> .deb path
+	builds  = map[string]map[string]string{} // version ("" for VERSION) -> package -> .deb path
 )
 
-// buildDeb runs deb/build.sh once per version ("" for the VERSION file) and
-// returns the path of the .deb; it skips the test without dpkg-deb.
+// buildDeb returns the path of the actd .deb of version ("" for the VERSION
+// file); see buildPackage.
 func buildDeb(t *testing.T, version string) string {
+	t.Helper()
+	return buildPackage(t, version, "actd")
+}
+
+// buildPackage runs deb/build.sh once per version ("" for the VERSION file)
+// and returns the path of package name's .deb; it skips the test without
+// dpkg-deb and fails it when the build does or prints no such package.
+func buildPackage(t *testing.T, version, name string) string {
 	t.Helper()
 	needTool(t, "dpkg-deb", "dpkg")
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	if deb, ok := builds[version]; ok {
-		return deb
+	if builds[version] == nil {
+		debs, err := runBuild(filepath.Join(buildDir, "v"+version), version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		builds[version] = byPackage(debs)
 	}
-	out := filepath.Join(buildDir, "v"+version)
-	deb, err := runBuild(out, version)
-	if err != nil {
-		t.Fatal(err)
+	deb, ok := builds[version][name]
+	if !ok {
+		t.Fatalf("deb/build.sh built %v, want a package %s", builds[version], name)
 	}
-	builds[version] = deb
 	return deb
 }
 
-// runBuild runs deb/build.sh OUTDIR and returns the last line of its stdout.
-func runBuild(outdir, version string) (string, error) {
+// byPackage maps each .deb path to its package name, the file name up to
+// the first "_".
+func byPackage(debs []string) map[string]string {
+	m := map[string]string{}
+	for _, deb := range debs {
+		name, _, _ := strings.Cut(filepath.Base(deb), "_")
+		m[name] = deb
+	}
+	return m
+}
+
+// runBuild runs deb/build.sh OUTDIR and returns the lines of its stdout,
+// the paths of the packages it built.
+func runBuild(outdir, version string) ([]string, error) {
 	cmd := exec.Command("sh", "deb/build.sh", outdir)
 	cmd.Env = append(os.Environ(), "ACTD_VERSION="+version)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", &buildError{err, stderr.String()}
+		return nil, &buildError{err, stderr.String()}
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	return lines[len(lines)-1], nil
+	return strings.Split(strings.TrimSpace(stdout.String()), "\n"), nil
 }
 
 type buildError struct {
@@ -103,34 +139,46 @@ func TestBuildVersions(t *testing.T) {
 		{"ACTD_VERSION with revision", "0.1.0-2", "0.1.0-2"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			want := c.version
-			if want == "" {
-				want = shippedVersion(t)
-			}
-			deb := buildDeb(t, c.env)
-			if got, wantName := filepath.Base(deb), "actd_"+want+"_"+debArch+".deb"; got != wantName {
-				t.Errorf("got %s, want %s", got, wantName)
-			}
-			if got := strings.TrimSpace(run(t, "dpkg-deb", "-f", deb, "Version")); got != want {
-				t.Errorf("Version: got %q, want %q", got, want)
-			}
-			root := extract(t, deb)
-			log := "changelog.gz"
-			if strings.Contains(want, "-") {
-				log = "changelog.Debian.gz"
-			}
-			top := strings.SplitN(run(t, "zcat", filepath.Join(root, "usr/share/doc/actd", log)), "\n", 2)[0]
-			if wantTop := "actd (" + want + ") unstable; urgency=medium"; top != wantTop {
-				t.Errorf("changelog: got %q, want %q", top, wantTop)
-			}
+		want := c.version
+		if want == "" {
+			want = shippedVersion(t)
+		}
+		for _, p := range debPackages {
+			t.Run(c.name+"/"+p.name, func(t *testing.T) {
+				checkBuiltVersion(t, buildPackage(t, c.env, p.name), p, want)
+			})
+		}
+		t.Run(c.name+"/actd version", func(t *testing.T) {
 			if !canRun() {
 				t.Skipf("cannot run an %s binary here", debArch)
 			}
+			root := extract(t, buildDeb(t, c.env))
 			if got, wantOut := run(t, filepath.Join(root, "usr/bin/actd"), "version"), "actd "+want+"\n"; got != wantOut {
 				t.Errorf("actd version: got %q, want %q", got, wantOut)
 			}
 		})
+	}
+}
+
+// checkBuiltVersion checks that deb, package p, is named for version want,
+// says it in its Version: field, and carries the source changelog (native
+// or Debian, after the version) with want's entry on top.
+func checkBuiltVersion(t *testing.T, deb string, p debPackage, want string) {
+	t.Helper()
+	if got, wantName := filepath.Base(deb), p.name+"_"+want+"_"+p.arch+".deb"; got != wantName {
+		t.Errorf("got %s, want %s", got, wantName)
+	}
+	if got := strings.TrimSpace(run(t, "dpkg-deb", "-f", deb, "Version")); got != want {
+		t.Errorf("Version: got %q, want %q", got, want)
+	}
+	root := extract(t, deb)
+	log := "changelog.gz"
+	if strings.Contains(want, "-") {
+		log = "changelog.Debian.gz"
+	}
+	top := strings.SplitN(run(t, "zcat", filepath.Join(root, "usr/share/doc", p.name, log)), "\n", 2)[0]
+	if wantTop := "actd (" + want + ") unstable; urgency=medium"; top != wantTop {
+		t.Errorf("%s: got %q, want %q", log, top, wantTop)
 	}
 }
 
@@ -147,7 +195,8 @@ func TestBuildRejectsBadVersion(t *testing.T) {
 }
 
 // TestBuildIsReproducible builds twice back to back (a tree that someone
-// edits between the two builds differs, rightly).
+// edits between the two builds differs, rightly); every package must come
+// out the same bytes, and stdout must list them in debPackages' order.
 func TestBuildIsReproducible(t *testing.T) {
 	needTool(t, "dpkg-deb", "dpkg")
 	first, err := runBuild(t.TempDir(), "")
@@ -158,9 +207,23 @@ func TestBuildIsReproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := os.ReadFile(first)
-	b, _ := os.ReadFile(again)
-	if !bytes.Equal(a, b) {
-		t.Errorf("two builds of one tree differ: %d and %d bytes", len(a), len(b))
+	// stdout is the paths in debPackages' order: the last line is actd's,
+	// as it was when build.sh built actd alone.
+	var names, want []string
+	for _, deb := range first {
+		names = append(names, filepath.Base(deb))
+	}
+	for _, p := range debPackages {
+		want = append(want, p.name+"_"+shippedVersion(t)+"_"+p.arch+".deb")
+	}
+	if !slices.Equal(names, want) || len(again) != len(first) {
+		t.Fatalf("build.sh stdout: got %q and %d lines, want %q twice", names, len(again), want)
+	}
+	for i := range first {
+		a, _ := os.ReadFile(first[i])
+		b, _ := os.ReadFile(again[i])
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: two builds of one tree differ: %d and %d bytes", filepath.Base(first[i]), len(a), len(b))
+		}
 	}
 }

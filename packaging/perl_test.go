@@ -1,39 +1,43 @@
 package packaging
 
 import (
-	"maps"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// perlModules are the Perl handler's files: the repository's perl/lib/X
-// is installed as /usr/share/perl5/X, Debian's directory for
-// architecture-independent modules of packages (perl policy 2.3).
-var perlModules = []string{"Plack/Handler/Actd.pm", "Actd/Worker.pm", "Actd/Epoll.pm", "Actd/Zygote.pm"}
-
-// The accept filters' fd passing (Actd::Passfd) ships too.
-func init() { perlModules = append(perlModules, "Actd/Passfd.pm") }
-
-// The Perl handler's files join the package's list for TestDebContents.
-func init() {
-	perl := map[string]string{"./usr/share/doc/actd/perl.md.gz": "-rw-r--r--"}
-	for _, m := range perlModules {
-		perl["./usr/share/perl5/"+m] = "-rw-r--r--"
+// perlModules returns the Perl handler's files, sorted: every .pm under
+// the repository's perl/lib, which libplack-handler-actd-perl installs in
+// /usr/share/perl5, Debian's directory for architecture-independent
+// modules of packages (perl policy 2.3), at the same relative path.
+func perlModules(t *testing.T) []string {
+	t.Helper()
+	var modules []string
+	err := filepath.WalkDir("../perl/lib", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".pm") {
+			rel, _ := filepath.Rel("../perl/lib", path)
+			modules = append(modules, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil || !slices.Contains(modules, "Plack/Handler/Actd.pm") {
+		t.Fatalf("perl/lib: got %q, %v; want Plack/Handler/Actd.pm among them", modules, err)
 	}
-	maps.Copy(shipped, perl)
+	return modules
 }
 
-// TestDebShipsPerlHandler: the package carries perl/lib's modules byte for
-// byte in /usr/share/perl5 and docs/perl.md, and Perl finds and compiles
+// TestDebShipsPerlHandler: libplack-handler-actd-perl carries perl/lib's
+// modules byte for byte in /usr/share/perl5 and docs/perl.md, and Perl finds and compiles
 // the handler and the epoll syscall numbers from there (the packaged tree
 // stands in for /usr/share/perl5). Compiling needs Plack (Debian
 // package libplack-perl).
 func TestDebShipsPerlHandler(t *testing.T) {
-	root := extract(t, buildDeb(t, ""))
-	for _, m := range perlModules {
+	root := extract(t, buildPackage(t, "", perlPackage))
+	for _, m := range perlModules(t) {
 		t.Run(m, func(t *testing.T) {
 			got, err := os.ReadFile(filepath.Join(root, "usr/share/perl5", m))
 			if err != nil {
@@ -45,9 +49,9 @@ func TestDebShipsPerlHandler(t *testing.T) {
 		})
 	}
 	t.Run("perl.md", func(t *testing.T) {
-		got := run(t, "zcat", filepath.Join(root, "usr/share/doc/actd/perl.md.gz"))
+		got := run(t, "zcat", filepath.Join(root, "usr/share/doc", perlPackage, "perl.md.gz"))
 		if want := readDoc(t, "../docs/perl.md"); got != want {
-			t.Errorf("usr/share/doc/actd/perl.md.gz: got %d bytes, want docs/perl.md (%d bytes)", len(got), len(want))
+			t.Errorf("perl.md.gz: got %d bytes, want docs/perl.md (%d bytes)", len(got), len(want))
 		}
 	})
 	t.Run("compiles", func(t *testing.T) {

@@ -13,16 +13,27 @@ import (
 // dh_python3 puts a pure Python package.
 const pythonDir = "usr/lib/python3/dist-packages/actd"
 
-// TestDebShipsPython: the package carries python/actd's sources, byte for
+// pythonSources returns the base names of python/actd/*.py, sorted: what
+// python3-actd ships in pythonDir.
+func pythonSources(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../python/actd/*.py")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("python/actd: %v, %d files", err, len(files))
+	}
+	for i, f := range files {
+		files[i] = filepath.Base(f)
+	}
+	return files
+}
+
+// TestDebShipsPython: python3-actd carries python/actd's sources, byte for
 // byte, and no byte-compiled file (Debian Python policy: those are made on
 // the machine by postinst's py3compile), and Debian's python3 imports the
 // WSGI server from the installed tree.
 func TestDebShipsPython(t *testing.T) {
-	root := extract(t, buildDeb(t, ""))
-	want, err := filepath.Glob("../python/actd/*.py")
-	if err != nil || len(want) == 0 {
-		t.Fatalf("python/actd: %v, %d files", err, len(want))
-	}
+	root := extract(t, buildPackage(t, "", pythonPackage))
+	want := pythonSources(t)
 	entries, err := os.ReadDir(filepath.Join(root, pythonDir))
 	if err != nil {
 		t.Fatal(err)
@@ -31,18 +42,21 @@ func TestDebShipsPython(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, e.Name())
 	}
-	var names []string
-	for _, w := range want {
-		names = append(names, filepath.Base(w))
-		shipped, err := os.ReadFile(filepath.Join(root, pythonDir, filepath.Base(w)))
-		tree, _ := os.ReadFile(w)
-		if err != nil || string(shipped) != string(tree) {
-			t.Errorf("%s/%s: not as python/actd/%s (%v)", pythonDir, filepath.Base(w), filepath.Base(w), err)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: got %q, want %q (sources only, no __pycache__)", pythonDir, got, want)
+	}
+	for _, py := range want {
+		shipped, err := os.ReadFile(filepath.Join(root, pythonDir, py))
+		if tree := readDoc(t, "../python/actd/"+py); err != nil || string(shipped) != tree {
+			t.Errorf("%s/%s: not as python/actd/%s (%v)", pythonDir, py, py, err)
 		}
 	}
-	if !slices.Equal(got, names) {
-		t.Errorf("%s: got %q, want %q (sources only, no __pycache__)", pythonDir, got, names)
-	}
+	t.Run("python.md", func(t *testing.T) {
+		got := run(t, "zcat", filepath.Join(root, "usr/share/doc", pythonPackage, "python.md.gz"))
+		if want := readDoc(t, "../docs/python.md"); got != want {
+			t.Errorf("python.md.gz: got %d bytes, want docs/python.md (%d bytes)", len(got), len(want))
+		}
+	})
 	t.Run("import", func(t *testing.T) {
 		python := "/usr/bin/python3"
 		if _, err := os.Stat(python); err != nil {
@@ -57,22 +71,34 @@ func TestDebShipsPython(t *testing.T) {
 	})
 }
 
-// TestMaintainerScriptsCompilePython: postinst byte-compiles the package
-// and prerm removes what it made, as dh_python3's scripts do, only where
-// python3 is installed and never under DPKG_ROOT.
+// TestMaintainerScriptsCompilePython: python3-actd's postinst
+// byte-compiles the package and its prerm removes what it made, as
+// dh_python3's scripts do, only where python3 is installed and never under
+// DPKG_ROOT. test/integration's TestPythonPool runs them under dpkg.
 func TestMaintainerScriptsCompilePython(t *testing.T) {
-	root := extract(t, buildDeb(t, ""))
+	root := extract(t, buildPackage(t, "", pythonPackage))
 	cases := []struct{ script, want string }{
-		{"postinst", "\t\tpy3compile -p actd"},
-		{"prerm", "\tpy3clean -p actd"},
+		{"postinst", "\tpy3compile -p " + pythonPackage},
+		{"prerm", "\tpy3clean -p " + pythonPackage},
 	}
 	for _, c := range cases {
 		t.Run(c.script, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(root, "DEBIAN", c.script))
+			path := filepath.Join(root, "DEBIAN", c.script)
+			info, err := os.Stat(path)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if info.Mode().Perm() != 0o755 {
+				t.Errorf("mode %v, want 0755", info.Mode().Perm())
+			}
+			run(t, "sh", "-n", path)
+			data, _ := os.ReadFile(path)
 			lines := strings.Split(string(data), "\n")
+			for _, w := range []string{"#!/bin/sh", "set -e"} {
+				if !slices.Contains(lines, w) {
+					t.Errorf("got no line %q", w)
+				}
+			}
 			i := slices.Index(lines, c.want)
 			if i < 1 || !strings.Contains(lines[i-1], `[ -z "${DPKG_ROOT:-}" ] && command -v`) {
 				t.Errorf("got no line %q after a DPKG_ROOT and command -v check", c.want)

@@ -1,14 +1,20 @@
 #!/bin/sh
-# build.sh [OUTDIR]: build actd_<version>_<arch>.deb from this checkout.
+# build.sh [OUTDIR]: build the Debian packages of actd from this checkout,
+# one binary package per language binding, all of one version:
 #
-#   OUTDIR        where the .deb goes (default: dist at the repository root)
+#   python3-actd_<version>_all.deb                the WSGI server (python/actd)
+#   libplack-handler-actd-perl_<version>_all.deb  the Plack handler (perl/lib)
+#   actd_<version>_<arch>.deb                     the supervisor, units, docs
+#
+#   OUTDIR        where the .debs go (default: dist at the repository root)
 #   ACTD_VERSION  package and binary version (default: the VERSION file); set
 #                 it higher to build an upgrade for tests, e.g. 0.1.1 or 0.1.0-2
-#   ACTD_ARCH     Debian architecture, amd64 (default) or arm64
+#   ACTD_ARCH     Debian architecture of actd, amd64 (default) or arm64
 #   GO            the go command (default: go from PATH, else /usr/local/go/bin/go)
 #
 # Needs go, dpkg-deb and gzip; nothing from outside Debian. Progress goes to
-# stderr; the last line on stdout is the path of the .deb.
+# stderr; stdout lists the paths of the three .debs, one a line, in the
+# order above: the last line is actd's.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,52 +53,16 @@ if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
 fi
 export SOURCE_DATE_EPOCH
 
-stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT INT TERM
+stages=$(mktemp -d)
+trap 'rm -rf "$stages"' EXIT INT TERM
 umask 022
-chmod 0755 "$stage"
-
-# GOWORK=off: the product module alone, as `go install` builds it, never
-# with the versions the benchmark suite's module (go.work) might select.
-echo "build.sh: go build actd $version ($arch)" >&2
-(cd "$root" && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath \
-	-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/actd" ./cmd/actd)
-
-install -d "$stage/usr/lib/systemd/system" "$stage/etc/actd" \
-	"$stage/usr/share/man/man8" "$stage/usr/share/doc/actd" "$stage/DEBIAN"
-install -m 0644 "$pkg/systemd/actd.socket" "$pkg/systemd/actd.service" \
-	"$pkg/systemd/actd@.socket" "$pkg/systemd/actd@.service" \
-	"$stage/usr/lib/systemd/system/"
-install -m 0644 "$pkg/etc/actd.conf" "$pkg/etc/example.conf" "$stage/etc/actd/"
-gzip -9n <"$pkg/man/actd.8" >"$stage/usr/share/man/man8/actd.8.gz"
-install -m 0644 "$pkg/deb/copyright" "$stage/usr/share/doc/actd/copyright"
-install -m 0644 "$pkg/README.md" "$stage/usr/share/doc/actd/README.md"
-# The docs a worker author and an operator need offline, compressed as
-# Debian policy 12.3 asks of files over 4 kB (zless, or zcat | less).
-for doc in protocol operations architecture go; do
-	gzip -9n <"$root/docs/$doc.md" >"$stage/usr/share/doc/actd/$doc.md.gz"
-done
-install -D -m 0644 "$pkg/deb/lintian-overrides" "$stage/usr/share/lintian/overrides/actd"
-# The Python package actd (python/actd, the WSGI server for actd children)
-# where Debian's python3 finds it, as dh_python3 installs a pure module:
-# sources only; postinst byte-compiles them with py3compile, prerm removes
-# the .pyc with py3clean (packaging/README.md, "Python").
-install -d "$stage/usr/lib/python3/dist-packages/actd"
-install -m 0644 "$root"/python/actd/*.py "$stage/usr/lib/python3/dist-packages/actd/"
-gzip -9n <"$root/docs/python.md" >"$stage/usr/share/doc/actd/python.md.gz"
-
-# The Perl Plack handler (docs/perl.md), where Debian's Perl keeps
-# architecture-independent modules (perl policy 2.3, vendor directory), so
-# `plackup -s Actd` finds it without PERL5LIB.
-install -D -m 0644 "$root/perl/lib/Plack/Handler/Actd.pm" "$stage/usr/share/perl5/Plack/Handler/Actd.pm"
-install -D -m 0644 "$root/perl/lib/Actd/Passfd.pm" "$stage/usr/share/perl5/Actd/Passfd.pm"
-install -D -m 0644 "$root/perl/lib/Actd/Worker.pm" "$stage/usr/share/perl5/Actd/Worker.pm"
-install -D -m 0644 "$root/perl/lib/Actd/Epoll.pm" "$stage/usr/share/perl5/Actd/Epoll.pm"
-install -D -m 0644 "$root/perl/lib/Actd/Zygote.pm" "$stage/usr/share/perl5/Actd/Zygote.pm"
-gzip -9n <"$root/docs/perl.md" >"$stage/usr/share/doc/actd/perl.md.gz"
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
 
 # The changelog gets an entry for a version it does not list yet (ACTD_VERSION).
 # Its date is the build's timestamp, but always after the entry below it.
+# All three packages come from the one source package actd and ship its
+# changelog.
 maintainer=$(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$pkg/deb/changelog" | head -n 1)
 last=$(date -d "$(sed -n 's/^ -- .*>  //p' "$pkg/deb/changelog" | head -n 1)" +%s)
 stamp=$((SOURCE_DATE_EPOCH > last ? SOURCE_DATE_EPOCH : last + 1))
@@ -103,18 +73,79 @@ stamp=$((SOURCE_DATE_EPOCH > last ? SOURCE_DATE_EPOCH : last + 1))
 		printf ' -- %s  %s\n\n' "$maintainer" "$(LC_ALL=C date -u -R -d "@$stamp")"
 	fi
 	cat "$pkg/deb/changelog"
-} | gzip -9n >"$stage/usr/share/doc/actd/$changelog"
+} | gzip -9n >"$stages/changelog.gz"
 
-install -m 0755 "$pkg/deb/postinst" "$pkg/deb/prerm" "$pkg/deb/postrm" "$stage/DEBIAN/"
-install -m 0644 "$pkg/deb/conffiles" "$stage/DEBIAN/conffiles"
-size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
-sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@INSTALLED_SIZE@/$size/" \
-	-e "s/@MAINTAINER@/$maintainer/" "$pkg/deb/control.in" >"$stage/DEBIAN/control"
-(cd "$stage" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$stage/DEBIAN/md5sums"
-chmod 0644 "$stage/DEBIAN/md5sums"
-find "$stage" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+# stage_package NAME: make $stages/NAME, the tree of package NAME, with DEBIAN/ and
+# the copyright and changelog every binary package carries in
+# /usr/share/doc/NAME (Debian policy 12.5 and 12.7).
+stage_package() {
+	install -d "$stages/$1/DEBIAN" "$stages/$1/usr/share/doc/$1"
+	install -m 0644 "$pkg/deb/copyright" "$stages/$1/usr/share/doc/$1/copyright"
+	install -m 0644 "$stages/changelog.gz" "$stages/$1/usr/share/doc/$1/$changelog"
+}
 
-mkdir -p "$outdir"
-deb=$(cd "$outdir" && pwd)/actd_${version}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
-echo "$deb"
+# build_package NAME ARCH TEMPLATE: write DEBIAN/control from TEMPLATE, DEBIAN/md5sums,
+# give every file the one timestamp, build OUTDIR/NAME_VERSION_ARCH.deb and
+# print its path.
+build_package() {
+	dir=$stages/$1
+	size=$(du -sk --exclude=DEBIAN "$dir" | cut -f1)
+	sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$2/" -e "s/@INSTALLED_SIZE@/$size/" \
+		-e "s/@MAINTAINER@/$maintainer/" "$3" >"$dir/DEBIAN/control"
+	(cd "$dir" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$dir/DEBIAN/md5sums"
+	chmod 0644 "$dir/DEBIAN/control" "$dir/DEBIAN/md5sums"
+	find "$dir" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+	dpkg-deb --root-owner-group -Zxz --build "$dir" "$outdir/${1}_${version}_$2.deb" >&2
+	echo "$outdir/${1}_${version}_$2.deb"
+}
+
+# python3-actd: the Python package actd (python/actd, the WSGI server for
+# actd children) where Debian's python3 finds it, as dh_python3 installs a
+# pure module: sources only; postinst byte-compiles them with py3compile,
+# prerm removes the .pyc with py3clean (packaging/README.md, "Python").
+stage_package python3-actd
+py=$stages/python3-actd
+install -d "$py/usr/lib/python3/dist-packages/actd"
+install -m 0644 "$root"/python/actd/*.py "$py/usr/lib/python3/dist-packages/actd/"
+gzip -9n <"$root/docs/python.md" >"$py/usr/share/doc/python3-actd/python.md.gz"
+install -m 0755 "$pkg/deb/python3-actd.postinst" "$py/DEBIAN/postinst"
+install -m 0755 "$pkg/deb/python3-actd.prerm" "$py/DEBIAN/prerm"
+build_package python3-actd all "$pkg/deb/python3-actd.control.in"
+
+# libplack-handler-actd-perl: the Perl Plack handler (docs/perl.md) and its
+# Actd::* modules, where Debian's Perl keeps architecture-independent
+# modules (perl policy 2.3, vendor directory), so `plackup -s Actd` finds it
+# without PERL5LIB. Every .pm under perl/lib goes, in the same place.
+stage_package libplack-handler-actd-perl
+pl=$stages/libplack-handler-actd-perl
+(cd "$root/perl/lib" && find . -name '*.pm' | LC_ALL=C sort) | while read -r pm; do
+	install -D -m 0644 "$root/perl/lib/$pm" "$pl/usr/share/perl5/$pm"
+done
+gzip -9n <"$root/docs/perl.md" >"$pl/usr/share/doc/libplack-handler-actd-perl/perl.md.gz"
+build_package libplack-handler-actd-perl all "$pkg/deb/libplack-handler-actd-perl.control.in"
+
+# actd: the supervisor, its units, configuration, man page and docs.
+# GOWORK=off: the product module alone, as `go install` builds it, never
+# with the versions the benchmark suite's module (go.work) might select.
+stage_package actd
+bin=$stages/actd
+echo "build.sh: go build actd $version ($arch)" >&2
+(cd "$root" && GOWORK=off CGO_ENABLED=0 GOOS=linux GOARCH=$arch "$GO" build -trimpath \
+	-ldflags "-s -w -X main.version=$version" -o "$bin/usr/bin/actd" ./cmd/actd)
+
+install -d "$bin/usr/lib/systemd/system" "$bin/etc/actd" "$bin/usr/share/man/man8"
+install -m 0644 "$pkg/systemd/actd.socket" "$pkg/systemd/actd.service" \
+	"$pkg/systemd/actd@.socket" "$pkg/systemd/actd@.service" \
+	"$bin/usr/lib/systemd/system/"
+install -m 0644 "$pkg/etc/actd.conf" "$pkg/etc/example.conf" "$bin/etc/actd/"
+gzip -9n <"$pkg/man/actd.8" >"$bin/usr/share/man/man8/actd.8.gz"
+install -m 0644 "$pkg/README.md" "$bin/usr/share/doc/actd/README.md"
+# The docs a worker author and an operator need offline, compressed as
+# Debian policy 12.3 asks of files over 4 kB (zless, or zcat | less).
+for doc in protocol operations architecture go; do
+	gzip -9n <"$root/docs/$doc.md" >"$bin/usr/share/doc/actd/$doc.md.gz"
+done
+install -D -m 0644 "$pkg/deb/lintian-overrides" "$bin/usr/share/lintian/overrides/actd"
+install -m 0755 "$pkg/deb/postinst" "$pkg/deb/prerm" "$pkg/deb/postrm" "$bin/DEBIAN/"
+install -m 0644 "$pkg/deb/conffiles" "$bin/DEBIAN/conffiles"
+build_package actd "$arch" "$pkg/deb/control.in"

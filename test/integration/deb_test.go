@@ -15,24 +15,39 @@ import (
 	"time"
 )
 
-// buildScript builds the package: build.sh OUTDIR prints the .deb's path as
-// its last line; ACTD_VERSION in its environment sets the version.
+// buildScript builds the packages: build.sh OUTDIR prints the paths of
+// python3-actd's, libplack-handler-actd-perl's and actd's .deb, one a line;
+// ACTD_VERSION in its environment sets the version.
 const buildScript = "packaging/deb/build.sh"
 
-// builtDebs holds the packages built by this test binary, one per version
-// ("" is the tree's own version), so that each is built once per run.
+// The packages of the language adapters, besides actd.
+const (
+	pythonPackage = "python3-actd"
+	perlPackage   = "libplack-handler-actd-perl"
+)
+
+// builtDebs holds the packages built by this test binary, one build per
+// version ("" is the tree's own version), so that each is built once per run.
 var builtDebs struct {
 	mu    sync.Mutex
 	dir   string
-	paths map[string]string
+	paths map[string]map[string]string // version -> package -> .deb path
 	errs  map[string]error
 }
 
 // buildDeb returns the path of the actd .deb for version ("" for the
-// default), building it on first use. It skips t when the tools to build a
-// package are missing and fails t when the build fails (the error is kept:
-// later tests fail at once instead of building again).
+// default); see buildPackage.
 func buildDeb(t *testing.T, version string) string {
+	t.Helper()
+	return buildPackage(t, version, "actd")
+}
+
+// buildPackage returns the path of package name's .deb for version ("" for
+// the default), building all packages of that version on first use. It
+// skips t when the tools to build a package are missing and fails t when the
+// build fails (the error is kept: later tests fail at once instead of
+// building again) or made no such package.
+func buildPackage(t *testing.T, version, name string) string {
 	t.Helper()
 	for _, tool := range []string{"dpkg-deb", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -42,44 +57,48 @@ func buildDeb(t *testing.T, version string) string {
 	builtDebs.mu.Lock()
 	defer builtDebs.mu.Unlock()
 	if builtDebs.paths == nil {
-		builtDebs.paths = make(map[string]string)
+		builtDebs.paths = make(map[string]map[string]string)
 		builtDebs.errs = make(map[string]error)
-	}
-	if path, ok := builtDebs.paths[version]; ok {
-		return path
 	}
 	if err, ok := builtDebs.errs[version]; ok {
 		t.Fatal(err)
 	}
-	path, err := runBuildScript(version)
-	if err != nil {
-		builtDebs.errs[version] = err
-		t.Fatal(err)
+	if builtDebs.paths[version] == nil {
+		paths, err := runBuildScript(version)
+		if err != nil {
+			builtDebs.errs[version] = err
+			t.Fatal(err)
+		}
+		builtDebs.paths[version] = paths
+		t.Logf("built %v", paths)
 	}
-	builtDebs.paths[version] = path
-	t.Logf("built %s", path)
+	path, ok := builtDebs.paths[version][name]
+	if !ok {
+		t.Fatalf("%s built %v, want a package %s", buildScript, builtDebs.paths[version], name)
+	}
 	return path
 }
 
 // runBuildScript runs buildScript from the repository root into a fresh
-// directory and returns the .deb's path, or an error with the script's output.
-func runBuildScript(version string) (string, error) {
+// directory and returns the .debs' paths by package name, or an error with
+// the script's output.
+func runBuildScript(version string) (map[string]string, error) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
-		return "", fmt.Errorf("build .deb: %w", err)
+		return nil, fmt.Errorf("build .deb: %w", err)
 	}
 	script := filepath.Join(root, buildScript)
 	if _, err := os.Stat(script); err != nil {
-		return "", fmt.Errorf("build .deb: %w", err)
+		return nil, fmt.Errorf("build .deb: %w", err)
 	}
 	if builtDebs.dir == "" {
 		if builtDebs.dir, err = os.MkdirTemp("", "actd-it-deb-"); err != nil {
-			return "", fmt.Errorf("build .deb: %w", err)
+			return nil, fmt.Errorf("build .deb: %w", err)
 		}
 	}
 	out, err := os.MkdirTemp(builtDebs.dir, "v"+version+"-")
 	if err != nil {
-		return "", fmt.Errorf("build .deb: %w", err)
+		return nil, fmt.Errorf("build .deb: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -92,22 +111,20 @@ func runBuildScript(version string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s (ACTD_VERSION=%q): %w\n%s%s", buildScript, out, version, err, stdout.Bytes(), stderr.Bytes())
+		return nil, fmt.Errorf("%s %s (ACTD_VERSION=%q): %w\n%s%s", buildScript, out, version, err, stdout.Bytes(), stderr.Bytes())
 	}
-	path := lastLine(stdout.String())
-	if !strings.HasSuffix(path, ".deb") {
-		return "", fmt.Errorf("%s: last line of stdout %q is not a .deb path\n%s", buildScript, path, stderr.Bytes())
+	paths := make(map[string]string)
+	for _, path := range strings.Fields(stdout.String()) {
+		if !strings.HasSuffix(path, ".deb") {
+			return nil, fmt.Errorf("%s: stdout line %q is not a .deb path\n%s", buildScript, path, stderr.Bytes())
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%s printed %s: %w", buildScript, path, err)
+		}
+		name, _, _ := strings.Cut(filepath.Base(path), "_")
+		paths[name] = path
 	}
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("%s printed %s: %w", buildScript, path, err)
-	}
-	return path, nil
-}
-
-// lastLine returns the last non-empty line of s, trimmed.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	return paths, nil
 }
 
 // removeBuiltDebs removes every package this run built.
@@ -119,11 +136,22 @@ func removeBuiltDebs() {
 	}
 }
 
-// InstallDeb copies the package at hostPath into the box and installs it
-// with dpkg -i; it fails the test when dpkg fails.
-func (b *Box) InstallDeb(hostPath string) {
+// InstallDeb copies the packages at hostPaths into the box and installs
+// them with one dpkg -i; it fails the test when dpkg fails.
+func (b *Box) InstallDeb(hostPaths ...string) {
 	b.t.Helper()
-	boxPath := "/var/cache/actd-it/" + filepath.Base(hostPath)
-	b.CopyIn(hostPath, boxPath)
-	b.Run("dpkg", "-i", boxPath)
+	args := []string{"dpkg", "-i"}
+	for _, hostPath := range hostPaths {
+		boxPath := "/var/cache/actd-it/" + filepath.Base(hostPath)
+		b.CopyIn(hostPath, boxPath)
+		args = append(args, boxPath)
+	}
+	b.Run(args...)
+}
+
+// InstallPackage installs the package name (pythonPackage, perlPackage)
+// built from this tree, of the version NewActdBox installs, next to actd.
+func (a *ActdBox) InstallPackage(name string) {
+	a.t.Helper()
+	a.InstallDeb(buildPackage(a.t, "", name))
 }

@@ -44,9 +44,11 @@
 // cgroup directories are removed bottom-up. If the test binary itself dies,
 // unshare dies with it (Pdeathsig) and --kill-child takes the box down.
 //
-// The actd package is built once per run with packaging/deb/build.sh (its
-// last line of output is the .deb path); the upgrade test builds a second
-// one with ACTD_VERSION set.
+// The packages are built once per run with packaging/deb/build.sh (it
+// prints the paths of actd's .deb and of the adapters', python3-actd and
+// libplack-handler-actd-perl); every box installs actd, a test that runs an
+// adapter installs its package too (ActdBox.InstallPackage). The upgrade
+// test builds a second set with ACTD_VERSION set.
 //
 // Requirements: root, util-linux (unshare, nsenter), systemd 252 or newer at
 // /usr/lib/systemd/systemd, a writable cgroup-v2 hierarchy, Debian's dbus

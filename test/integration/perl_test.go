@@ -30,7 +30,8 @@ sub {
 
 // TestPerlPool (issue 14 item 2): a PSGI application runs as actd@web
 // under the packaged units, set up as docs/perl.md says: the handler from
-// /usr/share/perl5 (no PERL5LIB for it), the worker line in
+// /usr/share/perl5, installed by libplack-handler-actd-perl (no PERL5LIB
+// for it), the worker line in
 // /etc/actd/web.conf, PERL5LIB and WorkingDirectory= for the application in
 // a service drop-in. In exclusive mode (its epoll calls pass the unit's
 // system call filter) under the unit's hardening (a dynamic user,
@@ -40,6 +41,7 @@ sub {
 func TestPerlPool(t *testing.T) {
 	requireTool(t, "plackup", "libplack-perl")
 	a := NewActdBox(t)
+	a.InstallPackage(perlPackage)
 	a.WriteFile("/srv/web/app.psgi", []byte(perlApp), 0o644)
 	a.WriteFile("/srv/web/lib/Web/Greeting.pm", []byte("package Web::Greeting;\nsub text { 'greeting=from-web-lib' }\n1;\n"), 0o644)
 	a.Run("chmod", "0755", "/srv/web", "/srv/web/lib", "/srv/web/lib/Web")

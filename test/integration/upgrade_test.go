@@ -14,10 +14,14 @@ const upgradeVersion = "0.1.1"
 
 // TestUpgradeUnderLoad is scenario 8: installing a newer package while a
 // client loop runs restarts the pool on the new binary and refuses no
-// connection (the socket stays in systemd's hands).
+// connection (the socket stays in systemd's hands). python3-actd, which
+// depends on this very version of actd, is upgraded with it in one dpkg
+// run, and its new postinst byte-compiles the new sources.
 func TestUpgradeUnderLoad(t *testing.T) {
 	newer := buildDeb(t, upgradeVersion)
+	newerPython := buildPackage(t, upgradeVersion, pythonPackage)
 	a := NewActdBox(t)
+	a.InstallPackage(pythonPackage)
 	pool := Pool{Port: freePort(t)}
 	a.SetUp(pool)
 	before := a.Activate(pool.Addr(), serviceUnit)
@@ -28,7 +32,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 
 	load := StartLoad(pool.Addr(), 4, 2*time.Millisecond, 60*time.Second)
 	waitAnswered(t, load, 100, 10*time.Second)
-	a.InstallDeb(newer)
+	a.InstallDeb(newer, newerPython)
 	after := waitService(t, a.Bus, serviceUnit, 60*time.Second, "running the new binary", func(s ServiceState) bool {
 		return s.ActiveState == "active" && s.MainPID != before.MainPID
 	})
@@ -42,8 +46,13 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	if res.Failed != 0 {
 		t.Errorf("failed requests during the upgrade: got %d %q, want 0", res.Failed, res.Errors)
 	}
-	if got := strings.TrimSpace(a.Run("dpkg-query", "-W", "-f", "${Version}", "actd")); got != upgradeVersion {
-		t.Errorf("installed version: got %s, want %s", got, upgradeVersion)
+	for _, pkg := range []string{"actd", pythonPackage} {
+		if got := strings.TrimSpace(a.Run("dpkg-query", "-W", "-f", "${Version}", pkg)); got != upgradeVersion {
+			t.Errorf("installed version of %s: got %s, want %s", pkg, got, upgradeVersion)
+		}
+	}
+	if out := a.Run("find", "/usr/lib/python3/dist-packages/actd/__pycache__", "-name", "wsgi.cpython-*.pyc"); out == "" {
+		t.Errorf("after the upgrade of %s: got no __pycache__/wsgi.cpython-*.pyc, want the new postinst's", pythonPackage)
 	}
 	if out := a.Run(actdBinary, "version"); !strings.Contains(out, upgradeVersion) {
 		t.Errorf("actd version: got %q, want it to say %s", out, upgradeVersion)
