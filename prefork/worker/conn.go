@@ -27,6 +27,7 @@ import (
 type conn struct {
 	fd     int
 	wake   *wakers
+	yields *yielder        // after a wait (yield.go)
 	closed chan<- struct{} // if set, told once when the conn is closed (Listener)
 	told   atomic.Bool     // closed was told (net/http may close from two goroutines)
 
@@ -54,7 +55,7 @@ func newConn(fd int, w *wakers, closed chan<- struct{}) *conn {
 	// written in parts (a flush, a stream) is not held back by Nagle's
 	// algorithm. A unix socket refuses the option, which is harmless.
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	c := &conn{fd: fd, wake: w, closed: closed}
+	c := &conn{fd: fd, wake: w, closed: closed, yields: yields}
 	c.read.efd, c.write.efd = w.read, w.write
 	return c
 }
