@@ -35,6 +35,10 @@ type conn struct {
 	closing atomic.Bool
 	read    direction
 	write   direction
+
+	// Whether a Read waits before it reads (waitsFirst).
+	answered  atomic.Bool // a Write ended since the last Read began
+	streaming atomic.Bool // the last read filled its buffer
 }
 
 // direction is the state of reads or of writes.
@@ -67,26 +71,41 @@ func (c *conn) Read(b []byte) (int, error) {
 		return 0, c.opError("read", net.ErrClosed)
 	}
 	defer c.use.RUnlock()
+	mustWait := c.waitsFirst(b)
 	for {
 		if err := c.read.expired(); err != nil {
 			return 0, c.opError("read", err)
 		}
+		if mustWait {
+			if err := c.wait(&c.read, unix.POLLIN); err != nil {
+				return 0, c.opError("read", err)
+			}
+		}
 		n, err := sysRecv(c.fd, b)
+		mustWait = err == unix.EAGAIN
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			if err := c.wait(&c.read, unix.POLLIN); err != nil {
-				return 0, c.opError("read", err)
-			}
 			continue
 		case err != nil:
 			return 0, c.opError("read", err)
 		case n == 0 && len(b) > 0:
 			return 0, io.EOF
 		}
+		c.streaming.Store(n == len(b))
 		return n, nil
 	}
+}
+
+// waitsFirst reports whether a Read into b waits for the peer's bytes
+// before it tries to read them: after a Write, the peer is likely still to
+// answer what it was sent, and a read would find nothing (one system call
+// lost per request of a keep-alive connection) — unless the last read
+// filled its buffer: the peer sends more than is read at once (a stream,
+// a pipeline), and its bytes are likely there.
+func (c *conn) waitsFirst(b []byte) bool {
+	return c.answered.Swap(false) && len(b) > 0 && !c.streaming.Load()
 }
 
 // Write writes all of b, or returns a *net.OpError and the bytes written.
@@ -113,6 +132,9 @@ func (c *conn) Write(b []byte) (int, error) {
 			return done, c.opError("write", err)
 		}
 		done += n
+	}
+	if done > 0 {
+		c.answered.Store(true)
 	}
 	return done, nil
 }
