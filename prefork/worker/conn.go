@@ -168,21 +168,17 @@ func (c *conn) CloseWrite() error {
 }
 
 // LocalAddr returns the socket's address (getsockname), nil if unknown.
-func (c *conn) LocalAddr() net.Addr { return c.addr(unix.Getsockname) }
+func (c *conn) LocalAddr() net.Addr { return c.addr(unix.SYS_GETSOCKNAME) }
 
 // RemoteAddr returns the peer's address (getpeername), nil if unknown.
-func (c *conn) RemoteAddr() net.Addr { return c.addr(unix.Getpeername) }
+func (c *conn) RemoteAddr() net.Addr { return c.addr(unix.SYS_GETPEERNAME) }
 
-func (c *conn) addr(get func(int) (unix.Sockaddr, error)) net.Addr {
+func (c *conn) addr(call uintptr) net.Addr {
 	if !c.acquire() {
 		return nil
 	}
 	defer c.use.RUnlock()
-	sa, err := get(c.fd)
-	if err != nil {
-		return nil
-	}
-	return netAddr(sa)
+	return sockAddr(c.fd, call)
 }
 
 // SetDeadline, SetReadDeadline and SetWriteDeadline are net.Conn's; a call

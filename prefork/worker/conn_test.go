@@ -99,7 +99,14 @@ func acceptedPair(t *testing.T, network string) (*conn, net.Conn) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	peer, err := net.Dial(network, ln.Addr().String())
+	return acceptedFrom(t, ln)
+}
+
+// acceptedFrom returns a conn made by newConn of a socket accepted from ln
+// with accept4, as the worker makes it, and the client's end.
+func acceptedFrom(t *testing.T, ln net.Listener) (*conn, net.Conn) {
+	t.Helper()
+	peer, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
