@@ -15,9 +15,10 @@ import (
 // without being scheduled, so sysmon takes that one at its next look, 20 µs
 // later, and so on: every system call then costs futex wake-ups and thread
 // switches. Measured on a child serving keep-alive requests (worker.Serve,
-// 8 connections): 1.5 futex calls, 0.8 nanosleep and 2.9 context switches
-// per request, against 0.12, 0.06 and 1.2 when it yields every yieldEvery
-// (docs/go.md, "What it costs"). Passing through the scheduler
+// 8 connections): 1.66 futex calls, 0.75 nanosleep and 2.9 context
+// switches per request, against 0.13, 0.08 and 1.25 when it yields every
+// yieldEvery (docs/go.md, "The Go scheduler and blocking system calls").
+// Passing through the scheduler
 // (runtime.Gosched) that often ends it, for a clock read per wait and a
 // wake-up of an idle thread per yield.
 
@@ -54,6 +55,16 @@ func (y *yielder) due() {
 	y.last.Store(now)
 	y.yield()
 }
+
+// Yield passes the calling goroutine through Go's scheduler if 5 ms have
+// passed since the library last did so (Serve and Listener do it for their
+// connections, and every Serve function before each connection). A
+// ServeFD or ServeKeepFD handler that serves a long keep-alive connection
+// in its own loop of blocking system calls calls it between two requests:
+// otherwise Go's monitor thread takes its P in each call once it has run
+// 10 ms without being scheduled, and every call costs thread wake-ups
+// (docs/go.md). It costs a clock read when not due.
+func Yield() { yields.due() }
 
 // yielding returns h, which passes through the scheduler when due before it
 // serves a connection (the child has just waited for it).

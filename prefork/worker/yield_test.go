@@ -203,3 +203,16 @@ func TestHandedYields(t *testing.T) {
 		t.Errorf("got %d yields, want 1 (before the connection)", got)
 	}
 }
+
+// TestYield: Yield passes through the scheduler when the child's yielder
+// is due.
+func TestYield(t *testing.T) {
+	y, n := countingYielder()
+	old := yields
+	yields = y
+	defer func() { yields = old }()
+	Yield()
+	if got := n.Load(); got != 1 {
+		t.Errorf("got %d yields, want 1", got)
+	}
+}
