@@ -18,9 +18,8 @@ import (
 // 8 connections): 1.66 futex calls, 0.75 nanosleep and 2.9 context
 // switches per request, against 0.13, 0.08 and 1.25 when it yields every
 // yieldEvery (docs/go.md, "The Go scheduler and blocking system calls").
-// Passing through the scheduler
-// (runtime.Gosched) that often ends it, for a clock read per wait and a
-// wake-up of an idle thread per yield.
+// Passing through the scheduler (runtime.Gosched) that often ends it, for
+// a clock read per wait and a wake-up of an idle thread per yield.
 
 // yieldEvery is how long the serving goroutine goes at most, while it
 // serves, without passing through the scheduler: half of the runtime's
