@@ -27,6 +27,7 @@ import (
 type conn struct {
 	fd     int
 	wake   *wakers
+	yields *yielder        // after a wait (yield.go)
 	closed chan<- struct{} // if set, told once when the conn is closed (Listener)
 	told   atomic.Bool     // closed was told (net/http may close from two goroutines)
 
@@ -34,6 +35,10 @@ type conn struct {
 	closing atomic.Bool
 	read    direction
 	write   direction
+
+	// Whether a Read waits before it reads (waitsFirst).
+	answered  atomic.Bool // a Write ended since the last Read began
+	streaming atomic.Bool // the last read filled its buffer
 }
 
 // direction is the state of reads or of writes.
@@ -54,7 +59,7 @@ func newConn(fd int, w *wakers, closed chan<- struct{}) *conn {
 	// written in parts (a flush, a stream) is not held back by Nagle's
 	// algorithm. A unix socket refuses the option, which is harmless.
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	c := &conn{fd: fd, wake: w, closed: closed}
+	c := &conn{fd: fd, wake: w, closed: closed, yields: yields}
 	c.read.efd, c.write.efd = w.read, w.write
 	return c
 }
@@ -66,26 +71,41 @@ func (c *conn) Read(b []byte) (int, error) {
 		return 0, c.opError("read", net.ErrClosed)
 	}
 	defer c.use.RUnlock()
+	mustWait := c.waitsFirst(b)
 	for {
 		if err := c.read.expired(); err != nil {
 			return 0, c.opError("read", err)
 		}
+		if mustWait {
+			if err := c.wait(&c.read, unix.POLLIN); err != nil {
+				return 0, c.opError("read", err)
+			}
+		}
 		n, err := sysRecv(c.fd, b)
+		mustWait = err == unix.EAGAIN
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			if err := c.wait(&c.read, unix.POLLIN); err != nil {
-				return 0, c.opError("read", err)
-			}
 			continue
 		case err != nil:
 			return 0, c.opError("read", err)
 		case n == 0 && len(b) > 0:
 			return 0, io.EOF
 		}
+		c.streaming.Store(n == len(b))
 		return n, nil
 	}
+}
+
+// waitsFirst reports whether a Read into b waits for the peer's bytes
+// before it tries to read them: after a Write, the peer is likely still to
+// answer what it was sent, and a read would find nothing (one system call
+// lost per request of a keep-alive connection) — unless the last read
+// filled its buffer: the peer sends more than is read at once (a stream,
+// a pipeline), and its bytes are likely there.
+func (c *conn) waitsFirst(b []byte) bool {
+	return c.answered.Swap(false) && len(b) > 0 && !c.streaming.Load()
 }
 
 // Write writes all of b, or returns a *net.OpError and the bytes written.
@@ -112,6 +132,9 @@ func (c *conn) Write(b []byte) (int, error) {
 			return done, c.opError("write", err)
 		}
 		done += n
+	}
+	if done > 0 {
+		c.answered.Store(true)
 	}
 	return done, nil
 }
@@ -145,21 +168,17 @@ func (c *conn) CloseWrite() error {
 }
 
 // LocalAddr returns the socket's address (getsockname), nil if unknown.
-func (c *conn) LocalAddr() net.Addr { return c.addr(unix.Getsockname) }
+func (c *conn) LocalAddr() net.Addr { return c.addr(unix.SYS_GETSOCKNAME) }
 
 // RemoteAddr returns the peer's address (getpeername), nil if unknown.
-func (c *conn) RemoteAddr() net.Addr { return c.addr(unix.Getpeername) }
+func (c *conn) RemoteAddr() net.Addr { return c.addr(unix.SYS_GETPEERNAME) }
 
-func (c *conn) addr(get func(int) (unix.Sockaddr, error)) net.Addr {
+func (c *conn) addr(call uintptr) net.Addr {
 	if !c.acquire() {
 		return nil
 	}
 	defer c.use.RUnlock()
-	sa, err := get(c.fd)
-	if err != nil {
-		return nil
-	}
-	return netAddr(sa)
+	return sockAddr(c.fd, call)
 }
 
 // SetDeadline, SetReadDeadline and SetWriteDeadline are net.Conn's; a call

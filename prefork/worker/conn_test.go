@@ -99,7 +99,14 @@ func acceptedPair(t *testing.T, network string) (*conn, net.Conn) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	peer, err := net.Dial(network, ln.Addr().String())
+	return acceptedFrom(t, ln)
+}
+
+// acceptedFrom returns a conn made by newConn of a socket accepted from ln
+// with accept4, as the worker makes it, and the client's end.
+func acceptedFrom(t *testing.T, ln net.Listener) (*conn, net.Conn) {
+	t.Helper()
+	peer, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +188,54 @@ func waitUntil(t *testing.T, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatal("condition not met within 10s")
 		}
+	}
+}
+
+// TestConnWaitsFirst: a Read right after a Write waits in ppoll before it
+// reads (the peer is likely still to answer), unless the read before it
+// filled its buffer (a stream); other reads try recv first. Counted by the
+// conn's yielder, which every ppoll calls; the peer's bytes are there
+// before each read, so a read that tries first never waits. Real TCP
+// sockets.
+func TestConnWaitsFirst(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps string // r: a read of 8 bytes, R: of 1 byte (fills it), w: a write
+		polls int32  // of the last read
+	}{
+		{"a first read", "r", 0},
+		{"a read after a read", "rr", 0},
+		{"a read after a write", "rwr", 1},
+		{"a read after a write, twice", "rwrwr", 1},
+		{"a read after a write, the read before filled", "Rwr", 0},
+		{"a write without a read after it", "rwwr", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, peer := acceptedPair(t, "tcp")
+			defer peer.Close()
+			defer c.Close()
+			go io.Copy(io.Discard, peer)
+			y, n := countingYielder()
+			c.yields = y
+			for i, step := range tt.steps {
+				if step == 'w' {
+					if _, err := c.Write([]byte("answer")); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				peer.Write([]byte("xy"))
+				waitUntil(t, func() bool { return readable(c.fd) })
+				n.Store(0)
+				size := map[rune]int{'r': 8, 'R': 1}[step]
+				if _, err := c.Read(make([]byte, size)); err != nil {
+					t.Fatal(err)
+				}
+				if got := n.Load(); i == len(tt.steps)-1 && got != tt.polls {
+					t.Errorf("got %d polls, want %d", got, tt.polls)
+				}
+			}
+		})
 	}
 }

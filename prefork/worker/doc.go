@@ -30,6 +30,12 @@
 //	...
 //	err = http.Serve(l, worker.Requests(mux))
 //
+// The goroutine that serves passes through Go's scheduler every 5 ms at
+// most (before a connection, and after a conn's wait): Go's monitor thread
+// otherwise takes its P in each blocking system call (docs/go.md). A
+// ServeFD handler that serves a long connection in its own loop calls
+// Yield between requests for the same.
+//
 // Report, and the net/http middleware Requests, tell the master what the
 // connection in hand is serving, for `actd status`. docs/protocol.md is the
 // reference for the protocol, docs/go.md for running Go servers.

@@ -80,6 +80,7 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 // them, to their end.
 func serveEnvKeep(ctx context.Context, env Env, h connServer, keep keepServer) error {
 	env.closeOnExec()
+	h, keep = h.yielding(), keep.yielding()
 	// Start the runtime's poller now, while fds are free: timers (the
 	// pause after EMFILE, a handler's sleep) need it, and a runtime that
 	// cannot create it later, out of fds, dies instead of backing off.

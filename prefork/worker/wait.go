@@ -48,7 +48,9 @@ func (c *conn) wait(d *direction, events int16) error {
 		ts = &t
 	}
 	fds := [2]unix.PollFd{{Fd: int32(c.fd), Events: events}, {Fd: int32(d.efd), Events: unix.POLLIN}}
-	if _, err := unix.Ppoll(fds[:], ts, nil); err != nil && err != unix.EINTR {
+	_, err := unix.Ppoll(fds[:], ts, nil)
+	c.yields.due()
+	if err != nil && err != unix.EINTR {
 		return err
 	}
 	if fds[1].Revents&unix.POLLIN != 0 {
