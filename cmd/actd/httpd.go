@@ -54,6 +54,7 @@ func httpHandler(delay time.Duration) worker.KeepFDHandler {
 		conn.open(fd)
 		r.Reset(conn)
 		for {
+			worker.Yield() // between requests too: see worker.Yield
 			conn.begin()
 			again, status := readRequest(r, text.seen)
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
