@@ -153,6 +153,7 @@ sub address {
 # more than REPORT_AFTER clears the request text in `actd status`.
 sub await_request {
     my ($self, $c) = @_;
+    $self->{worker}->lasts;    # a connection that waits is no short one
     my $handed = $self->{worker}->await_handed($c->{conn});    # under an accept filter
     return $handed if defined $handed;
     my $client  = fileno $c->{conn};
