@@ -105,6 +105,9 @@ sub handoff_works {
 # mode: "dispatch" or "exclusive".
 sub mode { $_[0]{mode} }
 
+# listener: the handle of listening socket $index (fd 3 + $index), or undef.
+sub listener { $_[0]{listeners}[ $_[1] ] }
+
 # channel: the back-channel's handle, to watch for readability while
 # waiting on a client (a readable channel means: end the connection soon).
 sub channel { $_[0]{channel} }
