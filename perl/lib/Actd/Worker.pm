@@ -428,6 +428,7 @@ Actd::Worker - the worker side of actd's back-channel protocol
       my ($conn, $peer, $listener) = @_;
       $worker->report("GET /");      # what `actd status` shows
       ...                            # serve the connection
+      $worker->lasts;                # before waiting for the client's next request
   });
 
 =head1 DESCRIPTION
