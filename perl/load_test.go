@@ -12,8 +12,8 @@ import (
 // connection, in both modes. Every request is answered; actd counts every
 // connection served and logs no complaint. In dispatch mode connections
 // wait for the two children, so the master sends keep-accepting orders:
-// the handler serves the waiting connections after the first, each
-// reported with its own B.
+// the handler serves the waiting connections after the first, counted in
+// an S (TestKeepAcceptingReports checks the messages).
 func TestConcurrentClose(t *testing.T) {
 	const clients, perClient = 8, 40
 	for _, mode := range []string{"dispatch", "exclusive"} {

@@ -47,6 +47,13 @@ my %route = (
         return [ 200, [ 'Content-Type' => 'text/plain' ], ["harakiri pid=$$\n"] ];
     },
 
+    # /address: the server's address and the client's, as the handler saw them
+    '/address' => sub {
+        my ($env) = @_;
+        return [ 200, [ 'Content-Type' => 'text/plain' ],
+            ["$env->{SERVER_NAME} $env->{SERVER_PORT} $env->{REMOTE_ADDR}\n"] ];
+    },
+
     # /die: the application dies; the handler answers 500
     '/die' => sub { die "dying on purpose\n" },
 );

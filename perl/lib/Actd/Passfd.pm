@@ -33,6 +33,7 @@ our %NUMBERS = (
 );
 
 my ($SYS_sendmsg, $SYS_recvmsg);
+my %receivers;    # receive_fd's buffers, by packet size
 
 # available: whether this perl can pass file descriptors (64-bit
 # pointers, the syscall numbers known or in syscall.ph).
@@ -61,27 +62,27 @@ sub load_numbers {
 # receive_fd: one packet of at most $size bytes from socket fd $fd, and the
 # file descriptor it carried (close-on-exec), or undef if none. Returns
 # ('', undef) at end of file or on a reset; dies on any other error, and
-# when more than one descriptor came (those that did are closed).
+# when more than one descriptor came (those that did are closed). The
+# buffers and the struct msghdr pointing at them are made once per size
+# and reused: a worker receives one per order.
 sub receive_fd {
     my ($fd, $size) = @_;
-    load_numbers();
-    my $buf  = "\0" x $size;
-    my $ctrl = "\0" x 64;
-    my $iov  = pack 'J J', address($buf), length $buf;
-    my $msg  = pack 'J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), length $ctrl, 0;
+    my $r = $receivers{$size} //= receiver($size);
+    substr($r->{msg}, 40, 8, $r->{controllen});    # the kernel wrote the last call's length there
     my $n;
-    do { $n = syscall($SYS_recvmsg, $fd + 0, $msg, MSG_CMSG_CLOEXEC) } while $n < 0 && $! == Errno::EINTR;
+    do { $n = syscall($SYS_recvmsg, $fd + 0, $r->{msg}, MSG_CMSG_CLOEXEC) } while $n < 0 && $! == Errno::EINTR;
     if ($n < 0) {
         return ('', undef) if $! == Errno::ECONNRESET;
         die "actd: recvmsg: $!\n";
     }
-    my ($controllen, $flags) = unpack 'J l', substr $msg, 40, 12;
+    my ($controllen, $flags) = unpack 'x40 J l', $r->{msg};
+    return (substr($r->{buf}, 0, $n), undef) if !$controllen && !($flags & MSG_CTRUNC);
     my @fds;
     for (my $at = 0; $at + CMSG_HEADER <= $controllen;) {
-        my ($len, $level, $type) = unpack 'J l l', substr $ctrl, $at, CMSG_HEADER;
+        my ($len, $level, $type) = unpack 'J l l', substr $r->{ctrl}, $at, CMSG_HEADER;
         last if $len < CMSG_HEADER;
         if ($level == SOL_SOCKET && $type == SCM_RIGHTS) {
-            push @fds, unpack 'l*', substr $ctrl, $at + CMSG_HEADER, $len - CMSG_HEADER;
+            push @fds, unpack 'l*', substr $r->{ctrl}, $at + CMSG_HEADER, $len - CMSG_HEADER;
         }
         $at += ($len + 7) & ~7;
     }
@@ -90,7 +91,28 @@ sub receive_fd {
         POSIX::close($_) for @fds;
         die "actd: more than one file descriptor attached to a packet\n";
     }
-    return (substr($buf, 0, $n), $fds[0]);
+    return (substr($r->{buf}, 0, $n), $fds[0]);
+}
+
+# receiver: the buffers receive_fd reads packets of $size bytes into, and
+# the struct msghdr (LP64) that points at them. The strings are never
+# assigned again, so their buffers stay where the pointers say.
+sub receiver {
+    my ($size) = @_;
+    load_numbers();
+    my %r = (buf => "\0" x $size, ctrl => "\0" x 64);
+    own($r{buf}), own($r{ctrl});
+    $r{iov} = pack 'J J', address($r{buf}), $size;
+    own($r{iov});
+    $r{controllen} = pack 'J', length $r{ctrl};
+    $r{msg}        = pack 'J L x4 J J J J l x4', 0, 0, address($r{iov}), 1, address($r{ctrl}), length $r{ctrl}, 0;
+    return \%r;
+}
+
+# own: gives a string a buffer of its own (not shared copy-on-write), which
+# the kernel may write into through a pointer.
+sub own {
+    substr($_[0], 0, 1, substr($_[0], 0, 1));
 }
 
 # send_fd: $bytes as one packet on socket fd $fd with descriptor $passed

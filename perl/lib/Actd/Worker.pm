@@ -8,7 +8,8 @@ package Actd::Worker;
 #
 #   dispatch:  wait for an A order, accept once, B, serve, I; an order with
 #              "keep accepting" also serves the connections waiting behind
-#              it (up to 32, for at most 50 ms), each announced with B.
+#              it (up to 32, for at most 50 ms), counted in one S before
+#              the I; one that lasts gets its own B (see lasts).
 #   exclusive: after the master's go-ahead (A), register the listeners in
 #              an epoll set with EPOLLEXCLUSIVE (Actd::Epoll) and accept by
 #              ourselves: B, serve, I; a later A means register again.
@@ -45,6 +46,7 @@ use constant {
     PAUSE_MAX      => 1,
     SIOCOUTQ       => 0x5411,    # bytes we sent that the master has not read yet
     REPORT_BACKLOG => 2304,      # three small messages, as the kernel counts them (768 bytes each)
+    UNCHECKED      => 2,         # messages sent since an order after which a report checks the backlog
     HANDOFF        => 1,         # capability bit 0: takes C, may send K
     GIVE_BACK_GRACE => 0.001,    # seconds a handed-over connection may keep its child idle
 };
@@ -78,6 +80,7 @@ sub new {
         channel   => inherit($channel_fd),
         stop      => 0,
         reported  => '',
+        sent      => UNCHECKED,    # messages sent since the last order (dispatch mode)
         handoff   => $protocol >= 3 && handoff_works(),
     }, $class;
     return $self;
@@ -102,6 +105,9 @@ sub handoff_works {
 # mode: "dispatch" or "exclusive".
 sub mode { $_[0]{mode} }
 
+# listener: the handle of listening socket $index (fd 3 + $index), or undef.
+sub listener { $_[0]{listeners}[ $_[1] ] }
+
 # channel: the back-channel's handle, to watch for readability while
 # waiting on a client (a readable channel means: end the connection soon).
 sub channel { $_[0]{channel} }
@@ -113,7 +119,8 @@ sub stop { $_[0]{stop} = 1 }
 # gone) is ignored: the next receive reads end of file.
 sub send_message {
     my ($self, $type, $listener, $value) = @_;
-    $self->{reported} = '';    # a B or I ends what R said
+    $self->{reported} = '' if $type ne 'S';    # a B or I ends what R said
+    $self->{sent}++;
     send($self->{channel}, pack(HEADER, $type, WIRE, $listener // 0, $value // 0), 0);
 }
 
@@ -129,15 +136,22 @@ sub send_message {
 # reads a busy child's messages only when it needs them (at the latest at
 # its next tick), so a child that reported every request of a fast
 # keep-alive connection would fill its back-channel and then wait in send.
+# The backlog is asked for (SIOCOUTQ) only from the UNCHECKED-th message
+# after an order: a dispatch-mode master orders only a child whose I it
+# has read, so before that the channel holds at most the few messages we
+# sent since (and a pong).
 sub report {
     my ($self, $text) = @_;
     return if $self->{protocol} < 2;
     $text =~ s/[^\x20-\x7e]/?/g;
     $text = substr $text, 0, MAX_TEXT;
     return if $text eq $self->{reported};
-    my $queued = pack 'i', 0;
-    return if !ioctl($self->{channel}, SIOCOUTQ, $queued) || unpack('i', $queued) >= REPORT_BACKLOG;
+    if ($self->{sent} >= UNCHECKED) {
+        my $queued = pack 'i', 0;
+        return if !ioctl($self->{channel}, SIOCOUTQ, $queued) || unpack('i', $queued) >= REPORT_BACKLOG;
+    }
     $self->{reported} = $text;
+    $self->{sent}++;
     send($self->{channel}, pack(HEADER, 'R', WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
@@ -206,8 +220,10 @@ sub dispatch {
     while (!$self->{stop}) {
         my ($type, $listener, $value, $conn) = $self->receive or return;
         if ($type eq 'A') {
+            $self->{sent} = 0;    # the master read our I before it ordered: the channel is empty
             $self->order($listener, $value);
         } elsif ($type eq 'C') {
+            $self->{sent} = 0;
             $self->handed($listener, $conn);
         } else {
             $self->answer($type, $value) or return;
@@ -223,11 +239,39 @@ sub order {
     my $listener = $self->{listeners}[$index]
         // die "actd worker: accept order for listener $index of " . @{ $self->{listeners} } . "\n";
     my $end = Time::HiRes::time() + BATCH_TIME;
-    for my $n (1 .. ($value == KEEP_ACCEPTING ? BATCH : 1)) {
-        last if $n > 1 && ($self->{stop} || Time::HiRes::time() > $end || $self->spoken);
-        $self->take($index, $listener) or last;
-    }
+    $self->take($index, $listener) && $value == KEEP_ACCEPTING
+        and $self->keep_accepting($index, $listener, $end);
     $self->send_message('I');
+}
+
+# keep_accepting: the connections waiting on the listener after an order's
+# first one, up to BATCH in all and until $end. The child stays busy
+# meanwhile (the first one's B), so each is announced only if it lasts
+# (lasts); the others are counted in one S, sent before the caller's I.
+sub keep_accepting {
+    my ($self, $index, $listener, $end) = @_;
+    local $self->{pending} = 0;
+    for (2 .. BATCH) {
+        last if $self->{stop} || Time::HiRes::time() > $end || $self->spoken;
+        my ($conn, $peer) = $self->accept_one($listener) or last;
+        local $self->{unannounced} = $index;
+        $self->serve($conn, $peer, $index);
+        $self->{pending}++ if defined $self->{unannounced};
+    }
+    $self->send_message('S', 0, $self->{pending}) if $self->{pending};
+}
+
+# lasts: the handler's word that the connection in hand will last (it is
+# about to wait for the client's next request). A connection of a
+# keep-accepting batch not announced yet gets its B now, after an S for
+# the short ones before it, as the protocol asks for one that lasts; for
+# any other connection it does nothing.
+sub lasts {
+    my ($self) = @_;
+    my $index = delete $self->{unannounced} // return;
+    $self->send_message('S', 0, $self->{pending}) if $self->{pending};
+    $self->{pending} = 0;
+    $self->send_message('B', $index);
 }
 
 # handed: serve a connection the master handed over (C) after B, as one
@@ -287,6 +331,7 @@ sub serve {
         or warn "actd worker: connection failed: $@";
     if (delete $self->{give_back} && $ok) {
         $self->{reported} = '';
+        $self->{sent}++;
         Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, 0), fileno $conn);
     }
     close $conn;
@@ -383,6 +428,7 @@ Actd::Worker - the worker side of actd's back-channel protocol
       my ($conn, $peer, $listener) = @_;
       $worker->report("GET /");      # what `actd status` shows
       ...                            # serve the connection
+      $worker->lasts;                # before waiting for the client's next request
   });
 
 =head1 DESCRIPTION

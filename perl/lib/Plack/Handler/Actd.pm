@@ -85,10 +85,11 @@ sub dump_stack {
 # serve_connection: the requests of one connection, until it closes, fails,
 # or keep-alive ends.
 sub serve_connection {
-    my ($self, $conn, $peer) = @_;
+    my ($self, $conn, $peer, $index) = @_;
     setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
     setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
-    my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer), alive => 1 };
+    my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer, $self->server_address($conn, $index)),
+        alive => 1 };
     while (1) {
         my $env = $self->read_request($c);
         if (!ref $env) {
@@ -102,11 +103,22 @@ sub serve_connection {
     }
 }
 
+# server_address: SERVER_NAME and SERVER_PORT of $conn, which came from
+# listener $index: that listener's own address, asked once, unless it is a
+# wildcard (0.0.0.0, ::), where only the connection knows it.
+sub server_address {
+    my ($self, $conn, $index) = @_;
+    my $fixed = $self->{server_address}[$index] //= do {
+        my @address = address(getsockname($self->{worker}->listener($index)));
+        $address[0] eq '0.0.0.0' || $address[0] eq '::' ? [] : \@address;
+    };
+    return @$fixed ? @$fixed : address(getsockname($conn));
+}
+
 # connection_env: the part of the PSGI environment that is the same for
 # every request of the connection.
 sub connection_env {
-    my ($conn, $peer) = @_;
-    my ($server_name, $server_port) = address(getsockname($conn));
+    my ($conn, $peer, $server_name, $server_port) = @_;
     my ($remote_addr, $remote_port) = address($peer);
     return {
         SERVER_NAME            => $server_name,
@@ -153,6 +165,7 @@ sub address {
 # more than REPORT_AFTER clears the request text in `actd status`.
 sub await_request {
     my ($self, $c) = @_;
+    $self->{worker}->lasts;    # a connection that waits is no short one
     my $handed = $self->{worker}->await_handed($c->{conn});    # under an accept filter
     return $handed if defined $handed;
     my $client  = fileno $c->{conn};

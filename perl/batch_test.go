@@ -1,0 +1,196 @@
+package perl_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actd/actd/protocol"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestKeepAcceptingReports: under a keep-accepting order (A with value 1)
+// the handler serves the connections waiting behind the first and reports
+// them as docs/protocol.md asks: the first with B, the short ones after it
+// counted in one S before the I (not a B each: every message is a read for
+// the master), and one that lasts (a keep-alive connection waiting for its
+// next request) with a B of its own, after an S for the short ones before
+// it. The test holds the master's end of the child's back-channel (a real
+// SOCK_SEQPACKET pair and a real listener, the codec of package protocol)
+// so that it alone decides when the order goes out: all the connections
+// wait when it does.
+func TestKeepAcceptingReports(t *testing.T) {
+	needPlack(t)
+	for _, tc := range []struct {
+		name  string
+		conns []string // the requests of each waiting connection, in accept order
+		want  string   // the messages the order gets, up to its I
+	}{
+		{"short ones", []string{"close", "close", "close", "close"},
+			"B0 R(GET /hello) S3 I"},
+		{"one that lasts", []string{"close", "close", "keep-alive", "close"},
+			"B0 R(GET /hello) S1 B0 R(GET /hello) S1 I"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := startWorker(t)
+			var answers []chan error
+			for _, kind := range tc.conns {
+				conn, err := net.Dial("tcp", w.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				conn.SetDeadline(time.Now().Add(ioBound))
+				done := make(chan error, 1)
+				answers = append(answers, done)
+				go func() { done <- converseHello(conn, kind == "keep-alive") }()
+			}
+			time.Sleep(100 * time.Millisecond) // every connection in the accept queue, its request sent
+			w.send(t, protocol.Message{Type: protocol.Accept, Value: protocol.KeepAccepting})
+			var got []string
+			for len(got) == 0 || got[len(got)-1] != "I" {
+				m, err := w.receive()
+				if err != nil {
+					t.Fatalf("messages for the order: got %s, then %v, want %s", strings.Join(got, " "), err, tc.want)
+				}
+				got = append(got, m)
+			}
+			if s := strings.Join(got, " "); s != tc.want {
+				t.Errorf("messages for the order: got %s, want %s", s, tc.want)
+			}
+			for i, done := range answers {
+				if err := <-done; err != nil {
+					t.Errorf("connection %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// worker is one `plackup -s Actd t/app.psgi` started as actd would start a
+// dispatch-mode child, the test holding the master's end of its channel.
+type worker struct {
+	addr    string
+	channel *os.File
+}
+
+// startWorker starts the child with a listener on fd 3 and its channel on
+// fd 4, and reads its H and I. Cleanup closes the channel (the child
+// exits at end of file) and waits for it.
+func startWorker(t *testing.T) *worker {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lf, err := l.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil { // for read deadlines
+		t.Fatal(err)
+	}
+	master, child := os.NewFile(uintptr(fds[0]), "master end"), os.NewFile(uintptr(fds[1]), "child end")
+	defer child.Close()
+	lib, err := filepath.Abs("lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("perl", needPlack(t), "-s", "Actd", "-E", "deployment", filepath.Join("t", "app.psgi"))
+	cmd.Env = append(os.Environ(), "PERL5LIB="+lib, "ACTD_ACCEPT_MODE=dispatch", "ACTD_PROTOCOL=3",
+		"LISTEN_FDS=1", "ACTD_CHANNEL_FD=4", "ACTD_SLOT=0")
+	cmd.ExtraFiles = []*os.File{lf, child}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Non-blocking, as the master leaves its listeners; after Start, which
+	// makes the files it passes blocking.
+	if err := unix.SetNonblock(int(lf.Fd()), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		master.Close()
+		cmd.Wait()
+	})
+	w := &worker{addr: l.Addr().String(), channel: master}
+	for _, want := range []string{"H1", "I"} { // H with the handoff capability
+		if got, err := w.receive(); got != want {
+			t.Fatalf("child's first messages: got %s, %v, want %s", got, err, want)
+		}
+	}
+	return w
+}
+
+// send writes m on the master's end.
+func (w *worker) send(t *testing.T, m protocol.Message) {
+	t.Helper()
+	if _, err := w.channel.Write(m.Encode(make([]byte, m.Size()))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// receive reads the child's next message, written as its type, then the
+// listener (B, H) or value (S), or the text (R) in parentheses. It returns
+// an error if none came within ioBound, or garbage.
+func (w *worker) receive() (string, error) {
+	w.channel.SetReadDeadline(time.Now().Add(ioBound))
+	b := make([]byte, protocol.MaxPacket)
+	n, err := w.channel.Read(b)
+	if err != nil {
+		return "", fmt.Errorf("read the child's channel: %w", err)
+	}
+	m, err := protocol.Decode(b[:n])
+	if err != nil {
+		return "", err
+	}
+	switch m.Type {
+	case protocol.Busy, protocol.Hello:
+		return fmt.Sprintf("%c%d", m.Type, m.Listener), nil
+	case protocol.Served:
+		return fmt.Sprintf("S%d", m.Value), nil
+	case protocol.Request:
+		return "R(" + m.Text + ")", nil
+	}
+	return string(rune(m.Type)), nil
+}
+
+// converseHello sends GET /hello on conn and reads the answer; with
+// keepAlive, a second one after the first answer, which closes.
+func converseHello(conn net.Conn, keepAlive bool) error {
+	r := bufio.NewReader(conn)
+	requests := []string{"Connection: close"}
+	if keepAlive {
+		requests = []string{"Connection: keep-alive", "Connection: close"}
+	}
+	for _, header := range requests {
+		if _, err := io.WriteString(conn, "GET /hello HTTP/1.1\r\nHost: t\r\n"+header+"\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !pidRE.Match(body) {
+			return fmt.Errorf("GET /hello: got %d %q, %v, want 200 hello pid=N", resp.StatusCode, body, err)
+		}
+	}
+	return nil
+}
