@@ -2,15 +2,19 @@
 
 Nearly every read and write on a connection can go ahead at once: the
 request is in when the child accepts it, and a response fits the socket's
-send buffer. Those cost one system call each (MSG_DONTWAIT). Only when one
-would wait does the connection set the kernel's timeouts (SO_RCVTIMEO,
-SO_SNDTIMEO) on the socket, once, and block under them: a client that
-stalls still holds the child no longer than the timeout per read or
-write, and a quick one costs no setsockopt at all.
+send buffer. Each is tried without waiting (MSG_DONTWAIT), so it costs its
+one system call; only one that would wait polls the socket, for at most
+the timeout. A client that stalls so holds the child no longer than the
+timeout per read or write, and a quick one costs no setsockopt
+(SO_RCVTIMEO, SO_SNDTIMEO) and no kernel timer. sendfile(2), which cannot
+be tried so, runs under SO_SNDTIMEO, set when a response first uses it.
 """
 
+import errno
 import os
+import select
 import socket
+import struct
 
 DONTWAIT = socket.MSG_DONTWAIT
 INET = (socket.AF_INET, socket.AF_INET6)
@@ -19,27 +23,27 @@ INET = (socket.AF_INET, socket.AF_INET6)
 class Connection:
     """One connected stream socket, borrowed: the caller closes it.
 
-    timeval is the timeout as struct timeval bytes (SO_RCVTIMEO's format).
-    Errors are the socket's: BlockingIOError when a read or write waited
-    the whole timeout, ConnectionError when the client reset.
+    timeout is in seconds (0: none). A read or write that waited that long raises
+    BlockingIOError (as one under SO_RCVTIMEO or SO_SNDTIMEO does); one
+    the client reset raises ConnectionError.
     """
 
-    __slots__ = ("sock", "fd", "timeval", "armed", "streaming")
+    __slots__ = ("sock", "fd", "timeout", "armed", "streaming")
 
-    def __init__(self, sock, timeval):
+    def __init__(self, sock, timeout):
         self.sock = sock
         self.fd = sock.fileno()
-        self.timeval = timeval
-        self.armed = False  # the kernel's timeouts are set
+        self.timeout = timeout
+        self.armed = False  # SO_SNDTIMEO is set, for sendfile
         self.streaming = False  # TCP_NODELAY is set
 
     def recv(self, size):
         """Return 1 to size bytes, or b"" at end of file."""
-        try:
-            return self.sock.recv(size, DONTWAIT)
-        except BlockingIOError:
-            self._arm()
-            return self.sock.recv(size)
+        while True:
+            try:
+                return self.sock.recv(size, DONTWAIT)
+            except BlockingIOError:
+                self._wait(select.POLLIN)
 
     def sendall(self, data):
         """Send all of data (bytes)."""
@@ -47,9 +51,23 @@ class Connection:
             sent = self.sock.send(data, DONTWAIT)
         except BlockingIOError:
             sent = 0
-        if sent < len(data):
-            self._arm()
-            self.sock.sendall(memoryview(data)[sent:])
+        if sent == len(data):
+            return
+        rest = memoryview(data)[sent:]
+        while rest:
+            self._wait(select.POLLOUT)
+            try:
+                rest = rest[self.sock.send(rest, DONTWAIT):]
+            except BlockingIOError:
+                pass
+
+    def _wait(self, event):
+        """Wait until the socket is ready for event; BlockingIOError after
+        the timeout."""
+        p = select.poll()
+        p.register(self.fd, event)
+        if not p.poll(self.timeout * 1000 if self.timeout > 0 else None):
+            raise BlockingIOError(errno.EAGAIN, f"no progress in {self.timeout:g} s")
 
     def sendfile(self, file, count):
         """Send count bytes of file (a regular file) from its position with
@@ -81,5 +99,5 @@ class Connection:
     def _arm(self):
         if not self.armed:
             self.armed = True
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self.timeval)
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self.timeval)
+            timeval = struct.pack("ll", int(self.timeout), int(self.timeout % 1 * 1e6))
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)

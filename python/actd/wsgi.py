@@ -15,7 +15,6 @@ import faulthandler
 import importlib
 import os
 import signal
-import struct
 import sys
 import traceback
 
@@ -73,8 +72,6 @@ class Server:
         self.app = app
         self.options = options or Options()
         self.hooks = hooks or Standalone()
-        self.timeval = struct.pack("ll", int(self.options.timeout),
-                                   int(self.options.timeout % 1 * 1e6))
         self.base = {
             "wsgi.version": (1, 0),
             "wsgi.url_scheme": "http",
@@ -91,7 +88,7 @@ class Server:
         """Serve requests on sock, a connected socket, until it closes, a
         request asks so, or keep-alive ends. local is (SERVER_NAME,
         SERVER_PORT). The caller closes sock."""
-        conn = Connection(sock, self.timeval)
+        conn = Connection(sock, self.options.timeout)
         reader = http.Reader(conn)
         remote = remote_address(addr)
         try:

@@ -9,8 +9,9 @@ import unittest
 
 from actd.connection import Connection
 
-TIMEOUT = struct.pack("ll", 0, 200000)  # 0.2 s
+TIMEOUT = 0.2
 NONE = struct.pack("ll", 0, 0)
+TIMEVAL = struct.pack("ll", 0, 200000)
 
 
 def pair(test, family=socket.AF_UNIX):
@@ -52,9 +53,13 @@ class ConnectionTest(unittest.TestCase):
         client, conn = pair(self)
         with self.assertRaises(BlockingIOError):
             conn.recv(100)  # nothing comes
-        self.assertEqual(timeouts(conn), (TIMEOUT, TIMEOUT))
         client.sendall(b"late")
         self.assertEqual(conn.recv(100), b"late")
+
+    def test_reader_waits(self):
+        client, conn = pair(self)
+        threading.Timer(0.05, client.sendall, [b"soon"]).start()
+        self.assertEqual(conn.recv(100), b"soon")
 
     def test_end_of_file(self):
         client, conn = pair(self)
@@ -70,7 +75,7 @@ class ConnectionTest(unittest.TestCase):
         conn.sendall(data)
         reader.join(10)
         self.assertEqual(got, [data])
-        self.assertEqual(timeouts(conn), (TIMEOUT, TIMEOUT), "want the timeouts set once it waited")
+        self.assertEqual(timeouts(conn), (NONE, NONE), "want no setsockopt")
 
     def test_stalled_writer_times_out(self):
         _, conn = pair(self)  # the client never reads
@@ -91,6 +96,7 @@ class ConnectionTest(unittest.TestCase):
                     f.seek(position)
                     sent = conn.sendfile(f, count)
                     self.assertEqual(f.tell(), after)
+                self.assertEqual(timeouts(conn), (NONE, TIMEVAL), "want SO_SNDTIMEO for sendfile")
                 self.assertEqual(sent, len(want))
                 self.assertEqual(receive(client, len(want)), want)
 
