@@ -78,10 +78,13 @@ class Reader:
         empty lines) before a request began. Raises HeadTooLarge past limit,
         LineTooLong for a long request line, ClientGone at EOF mid-head.
         """
+        if not self.buf and not self.fill():
+            return None
         while True:
             buf = self.buf = self.buf.lstrip(b"\r\n")  # empty lines before a request
             end = buf.find(b"\r\n\r\n")
-            check_size(buf, len(buf) if end < 0 else end, limit)
+            if not 0 <= end <= min(LINE_LIMIT, limit):  # else its lines are short enough
+                check_size(buf, len(buf) if end < 0 else end, limit)
             if end >= 0:
                 self.buf = buf[end + 4:]
                 return buf[:end]
@@ -129,10 +132,13 @@ class Request:
 
     def __init__(self, method, target, version, headers):
         self.method, self.target, self.version, self.headers = method, target, version, headers
-        self.length, self.chunked = body_framing(headers, version)
+        if "TRANSFER-ENCODING" in headers or "CONTENT-LENGTH" in headers:
+            self.length, self.chunked = body_framing(headers, version)
+        else:
+            self.length, self.chunked = 0, False
         self.keep_alive = wants_keep_alive(headers, version)
-        self.expect_continue = (version == "HTTP/1.1" and
-                                headers.get("EXPECT", "").lower() == "100-continue")
+        self.expect_continue = ("EXPECT" in headers and version == "HTTP/1.1" and
+                                headers["EXPECT"].lower() == "100-continue")
 
     def has_body(self):
         return self.chunked or self.length > 0
