@@ -1,10 +1,11 @@
 """A client connection: reads and writes under the server's --timeout.
 
-Nearly every read and write on a connection can go ahead at once: the
-request is in when the child accepts it, and a response fits the socket's
-send buffer. Each is tried without waiting (MSG_DONTWAIT), so it costs its
-one system call; only one that would wait polls the socket, for at most
-the timeout. A client that stalls so holds the child no longer than the
+A connection's first read polls the socket first, for at most the timeout:
+a child that waited for connections usually accepts one before its request
+is in. Every later read and write usually can go ahead at once (the rest
+of a request follows its head, a response fits the socket's send buffer):
+each is tried without waiting (MSG_DONTWAIT), so it costs its one system
+call, and only one that would wait polls. A client that stalls so holds the child no longer than the
 timeout per read or write, and a quick one costs no setsockopt
 (SO_RCVTIMEO, SO_SNDTIMEO) and no kernel timer. sendfile(2), which cannot
 be tried so, runs under SO_SNDTIMEO, set when a response first uses it.
@@ -28,17 +29,21 @@ class Connection:
     the client reset raises ConnectionError.
     """
 
-    __slots__ = ("sock", "fd", "timeout", "armed", "streaming")
+    __slots__ = ("sock", "fd", "timeout", "read", "armed", "streaming")
 
     def __init__(self, sock, timeout):
         self.sock = sock
         self.fd = sock.fileno()
         self.timeout = timeout
+        self.read = False  # the first read is done
         self.armed = False  # SO_SNDTIMEO is set, for sendfile
         self.streaming = False  # TCP_NODELAY is set
 
     def recv(self, size):
         """Return 1 to size bytes, or b"" at end of file."""
+        if not self.read:
+            self.read = True
+            self._wait(select.POLLIN)
         while True:
             try:
                 return self.sock.recv(size, DONTWAIT)
