@@ -36,6 +36,8 @@ var shipped = map[string]string{
 	"./usr/lib/python3/dist-packages/actd/wsgi.py":     "-rw-r--r--",
 	"./usr/lib/python3/dist-packages/actd/zygote.py":   "-rw-r--r--",
 	"./usr/share/doc/actd/python.md.gz":                "-rw-r--r--",
+
+	"./usr/lib/python3/dist-packages/actd/connection.py": "-rw-r--r--",
 }
 
 func TestDebContents(t *testing.T) {
