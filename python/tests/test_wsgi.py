@@ -14,7 +14,7 @@ import unittest
 import warnings
 from wsgiref.validate import validator
 
-from actd import wsgi
+from actd import response, wsgi
 from actd.wsgi import Options, load
 from helpers import Pair, exchange, parse_responses
 
@@ -250,6 +250,25 @@ class ServerTest(unittest.TestCase):
             with self.subTest(key):
                 self.assertEqual(seen.get(key), value)
         self.assertNotIn("HTTP_CONTENT_TYPE", seen)
+
+    def test_check_headers(self):
+        good = [("Content-Type", "text/plain"), ("X-A", "b: c"), ("X-Empty", "")]
+        self.assertIs(response.check_headers(good), good)
+        bad = [
+            ("not a list", (("X-A", "b"),)),
+            ("not a tuple", [["X-A", "b"]]),
+            ("three items", [("X-A", "b", "c")]),
+            ("bytes value", [("X-A", b"b")]),
+            ("colon in name", [("X:A", "b")]),
+            ("CR in name", [("X\rA", "b")]),
+            ("LF in value", [("X-A", "b\nSet-Cookie: x")]),
+            ("CR in value", [("X-A", "b\r")]),
+            ("NUL in value", [("X-A", "b\0")]),
+        ]
+        for name, headers in bad:
+            with self.subTest(name):
+                with self.assertRaises(AssertionError):
+                    response.check_headers(headers)
 
     def test_env_keys_bounded(self):
         for i in range(2 * wsgi.ENV_KEYS_LIMIT):
