@@ -7,14 +7,15 @@ back-channel protocol (docs/protocol.md) and a WSGI server built on it:
 
 Modules, one concept each:
 
-    actd.channel   the back-channel: message codec, send and receive
-    actd.report    what the master hears about connections (B, I, S, R)
-    actd.worker    the accept loops of dispatch and exclusive mode
-    actd.http      HTTP/1.x request heads and bodies, read from a socket
-    actd.response  start_response and the response on the wire
-    actd.wsgi      the WSGI server: environ, the application call, main()
-    actd.zygote    actd --preload: the process that imported the application
-                   forks the children on the master's order
+    actd.channel     the back-channel: message codec, send and receive
+    actd.report      what the master hears about connections (B, I, S, R)
+    actd.worker      the accept loops of dispatch and exclusive mode
+    actd.connection  a client connection: reads and writes under --timeout
+    actd.http        HTTP/1.x request heads and bodies, read from a connection
+    actd.response    start_response and the response on the wire
+    actd.wsgi        the WSGI server: environ, the application call, main()
+    actd.zygote      actd --preload: the process that imported the application
+                     forks the children on the master's order
 """
 
 __version__ = "0.1.0"

@@ -111,6 +111,8 @@ class Channel:
             msg, ancillary, flags, _ = self.sock.recvmsg(64, FD_SPACE, socket.MSG_CMSG_CLOEXEC)
         except ConnectionResetError:
             return b"", []
+        if not ancillary and not flags & socket.MSG_CTRUNC:
+            return msg, []  # most messages: no descriptor
         fds = array.array("i")
         for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:

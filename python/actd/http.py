@@ -21,6 +21,10 @@ VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
 BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 BAD_TARGET = re.compile(rb"[\x00-\x20\x7f]")
 HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+# parse's fast path: a request line and header fields (each with its CRLF)
+# that the checks below would all pass; anything else goes the slow way.
+REQUEST_LINE = re.compile(rb"(" + TOKEN.pattern + rb") ([^\x00-\x20\x7f]+) HTTP/1\.([0-9])")
+FIELDS = re.compile(rb"(?:" + TOKEN.pattern + rb":[^\x00-\x08\x0a-\x1f\x7f]*\r\n)*")
 
 
 class BadRequest(Exception):
@@ -50,17 +54,18 @@ class ClientGone(Exception):
 
 
 class Reader:
-    """Buffered reads from a connected socket; pipelined bytes stay in buf."""
+    """Buffered reads from a connection (anything with recv(n), such as an
+    actd.connection.Connection); pipelined bytes stay in buf."""
 
-    def __init__(self, sock):
-        self.sock = sock
+    def __init__(self, conn):
+        self.conn = conn
         self.buf = b""
 
     def fill(self):
         """Read more into buf; False at EOF. Raises ClientGone on a timeout
         or a reset."""
         try:
-            data = self.sock.recv(READ_SIZE)
+            data = self.conn.recv(READ_SIZE)
         except (BlockingIOError, TimeoutError, ConnectionError) as err:
             raise ClientGone(str(err)) from None
         self.buf += data
@@ -73,13 +78,16 @@ class Reader:
         empty lines) before a request began. Raises HeadTooLarge past limit,
         LineTooLong for a long request line, ClientGone at EOF mid-head.
         """
+        if not self.buf and not self.fill():
+            return None
         while True:
-            self.buf = self.buf.lstrip(b"\r\n")  # empty lines before a request
-            end = self.buf.find(b"\r\n\r\n")
-            check_size(self.buf if end < 0 else self.buf[:end], limit)
+            buf = self.buf = self.buf.lstrip(b"\r\n")  # empty lines before a request
+            end = buf.find(b"\r\n\r\n")
+            if not 0 <= end <= min(LINE_LIMIT, limit):  # else its lines are short enough
+                check_size(buf, len(buf) if end < 0 else end, limit)
             if end >= 0:
-                head, self.buf = self.buf[:end], self.buf[end + 4:]
-                return head
+                self.buf = buf[end + 4:]
+                return buf[:end]
             if not self.fill():
                 if self.buf.strip(b"\r\n"):
                     raise ClientGone("closed in the middle of a request head")
@@ -105,12 +113,13 @@ class Reader:
                 raise ClientGone("closed in the middle of a chunked body")
 
 
-def check_size(head, limit):
-    """Raise LineTooLong or HeadTooLarge if head (or its start) is too long."""
-    first = head.find(b"\r\n")
-    if (first < 0 and len(head) > LINE_LIMIT) or first > LINE_LIMIT:
+def check_size(buf, size, limit):
+    """Raise LineTooLong or HeadTooLarge if the head in buf[:size] (or its
+    start) is too long."""
+    first = buf.find(b"\r\n", 0, size)
+    if (first < 0 and size > LINE_LIMIT) or first > LINE_LIMIT:
         raise LineTooLong(f"request line over {LINE_LIMIT} bytes")
-    if len(head) > limit:
+    if size > limit:
         raise HeadTooLarge(f"request head over {limit} bytes")
 
 
@@ -123,10 +132,13 @@ class Request:
 
     def __init__(self, method, target, version, headers):
         self.method, self.target, self.version, self.headers = method, target, version, headers
-        self.length, self.chunked = body_framing(headers, version)
+        if "TRANSFER-ENCODING" in headers or "CONTENT-LENGTH" in headers:
+            self.length, self.chunked = body_framing(headers, version)
+        else:
+            self.length, self.chunked = 0, False
         self.keep_alive = wants_keep_alive(headers, version)
-        self.expect_continue = (version == "HTTP/1.1" and
-                                headers.get("EXPECT", "").lower() == "100-continue")
+        self.expect_continue = ("EXPECT" in headers and version == "HTTP/1.1" and
+                                headers["EXPECT"].lower() == "100-continue")
 
     def has_body(self):
         return self.chunked or self.length > 0
@@ -137,15 +149,20 @@ class Request:
 
     def split_target(self):
         """Return (path, query) of the target; the path percent-decoded
-        into latin-1 as PEP 3333's PATH_INFO."""
+        into latin-1 as PEP 3333's PATH_INFO (each byte one character)."""
         target = self.target
         if not target.startswith("/") and "://" in target:  # absolute-form
             rest = target.split("://", 1)[1]
             slash = rest.find("/")
             target = rest[slash:] if slash >= 0 else "/"
         path, _, query = target.partition("?")
-        path = path.partition("#")[0]
-        return unquote_to_bytes(path).decode("latin-1"), query.partition("#")[0]
+        if "#" in path:
+            path = path.partition("#")[0]
+        if "#" in query:
+            query = query.partition("#")[0]
+        if "%" in path:
+            path = unquote_to_bytes(path.encode("latin-1")).decode("latin-1")
+        return path, query
 
 
 def parse(head):
@@ -153,6 +170,27 @@ def parse(head):
 
     Raises BadRequest (or a subclass) for anything malformed.
     """
+    line, crlf, fields = head.partition(b"\r\n")
+    first = REQUEST_LINE.fullmatch(line)
+    if (first is None or crlf and (fields.count(b"\r\n") >= FIELD_LIMIT
+                                   or FIELDS.fullmatch(fields + crlf) is None)):
+        return parse_strictly(head)  # something is wrong: find out what
+    method, target, minor = first.groups()
+    headers = {}
+    if crlf:
+        for field in fields.decode("latin-1").split("\r\n"):
+            name, _, value = field.partition(":")
+            name, value = name.upper(), value.strip(" \t")
+            if name in headers:
+                value = headers[name] + "," + value
+            headers[name] = value
+    version = "HTTP/1.0" if minor == b"0" else "HTTP/1.1"
+    return Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
+
+
+def parse_strictly(head):
+    """Return the Request in head as parse does, checking line by line;
+    raises what the first fault calls for."""
     lines = head.split(b"\r\n")
     method, target, version = request_line(lines[0])
     if len(lines) - 1 > FIELD_LIMIT:

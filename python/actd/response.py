@@ -6,7 +6,6 @@ else chunked for HTTP/1.1 and by closing the connection for HTTP/1.0.
 """
 
 import os
-import socket
 import time
 from email.utils import formatdate
 
@@ -16,16 +15,19 @@ NO_BODY = ("1", "204", "304")  # statuses (prefixes) that have no body
 
 
 class Response:
-    """One response: start_response's state and the bytes that go out.
+    """One response: start_response's state and the bytes that go out on
+    conn (an actd.connection.Connection).
 
     keep_alive starts as what the request asked for and ends as whether
     the connection may carry another request.
     """
 
-    def __init__(self, sock, request, keep_alive):
-        self.sock = sock
+    __slots__ = ("conn", "request", "keep_alive", "status", "headers", "sent", "length",
+                 "chunked", "no_body", "written")
+
+    def __init__(self, conn, request, keep_alive):
+        self.conn = conn
         self.request = request
-        self.head_only = request.method == "HEAD"
         self.keep_alive = keep_alive
         self.status = None
         self.headers = None
@@ -33,7 +35,6 @@ class Response:
         self.length = None  # Content-Length the application gave, or None
         self.chunked = False
         self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
-        self.streaming = False  # more than one send: TCP_NODELAY is set
         self.written = 0
 
     def start_response(self, status, headers, exc_info=None):
@@ -82,9 +83,7 @@ class Response:
             return False
         count = size if self.length is None else min(size, self.length - self.written)
         if count > 0:
-            self._no_delay()
-            self.sock.sendfile(wrapper.filelike, count=count)
-            self.written += count
+            self.written += self.conn.sendfile(wrapper.filelike, count)
         return True
 
     def end(self):
@@ -92,56 +91,51 @@ class Response:
         if not self.sent:
             self._send_head(b"", 0)
         elif self.chunked and not self.no_body:
-            self._no_delay()
-            self.sock.sendall(b"0\r\n\r\n")
+            self.conn.no_delay()
+            self.conn.sendall(b"0\r\n\r\n")
 
     def _send_head(self, first, known):
         """Send the head with first, the start of the body; known is the
         whole body's length if known so."""
-        lines, self.length = [], None
-        self.no_body = self.head_only or self.status.startswith(NO_BODY)
+        status, version = self.status, self.request.version
+        lines = [version, " ", status, "\r\nDate: ", http_date(), "\r\n"]
+        length = None
         for name, value in self.headers:
             key = name.upper()
+            if key in HOP_BY_HOP:
+                if key == "CONNECTION" and "close" in value.lower():
+                    self.keep_alive = False
+                continue
             if key == "CONTENT-LENGTH":
-                self.length = int(value)
-            elif key == "CONNECTION" and "close" in value.lower():
-                self.keep_alive = False
-            if key not in HOP_BY_HOP:
-                lines.append(f"{name}: {value}\r\n")
-        if self.length is None and known is not None and not self.status.startswith(NO_BODY):
-            self.length = known
-            lines.append(f"Content-Length: {known}\r\n")
-        self._framing(lines)
-        head = f"{self.request.version} {self.status}\r\nDate: {http_date()}\r\n{''.join(lines)}\r\n"
+                length = int(value)
+            lines += (name, ": ", value, "\r\n")
+        no_status_body = status.startswith(NO_BODY)
+        self.no_body = no_status_body or self.request.method == "HEAD"
+        if length is None and known is not None and not no_status_body:
+            length = known
+            lines += ("Content-Length: ", str(known), "\r\n")
+        self.length = length
+        self._framing(lines, version)
+        lines.append("\r\n")
         self.sent = True
-        body = self._body_bytes(first)
-        self.sock.sendall(head.encode("latin-1") + body)
+        self.conn.sendall("".join(lines).encode("latin-1") + self._body_bytes(first))
 
-    def _framing(self, lines):
+    def _framing(self, lines, version):
         if self.length is None and not self.no_body:
-            if self.request.version == "HTTP/1.1":
+            if version == "HTTP/1.1":
                 self.chunked = True
                 lines.append("Transfer-Encoding: chunked\r\n")
             else:
                 self.keep_alive = False
         if not self.keep_alive:
             lines.append("Connection: close\r\n")
-        elif self.request.version == "HTTP/1.0":
+        elif version == "HTTP/1.0":
             lines.append("Connection: keep-alive\r\n")
 
     def _send_body(self, data):
         if data and not self.no_body:
-            self._no_delay()
-            self.sock.sendall(self._body_bytes(data))
-
-    def _no_delay(self):
-        """Turn Nagle's algorithm off before the response's second send: a
-        small segment must not wait for the client's delayed ACK. A response
-        sent in one piece (most are) needs no such system call."""
-        if not self.streaming:
-            self.streaming = True
-            if self.sock.family in (socket.AF_INET, socket.AF_INET6):
-                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.conn.no_delay()
+            self.conn.sendall(self._body_bytes(data))
 
     def _body_bytes(self, data):
         if not isinstance(data, bytes):
@@ -186,7 +180,8 @@ def check_headers(headers):
         name, value = item
         if type(name) is not str or type(value) is not str:
             raise AssertionError(f"header {item!r}: want str name and value")
-        if ":" in name or any(c in name + value for c in "\r\n\0"):
+        if (":" in name or "\r" in name or "\n" in name or "\0" in name
+                or "\r" in value or "\n" in value or "\0" in value):
             raise AssertionError(f"header {item!r}: line break or colon")
     return headers
 

@@ -55,6 +55,10 @@ class Worker:
         count = int(environ.get("LISTEN_FDS", "0"))
         self.listeners = [socket.socket(fileno=3 + i) for i in range(count)]
         self.locals = [local_address(s) for s in self.listeners]
+        # what each listener's connections are (as ints: the properties
+        # make enums, which costs more than the accept)
+        self.kinds = [(int(s.family), int(s.type), s.proto) for s in self.listeners]
+        self.again = Retry()
         self.channel = ch.Channel.from_environ(environ)
         self.reporter = Reporter(self.channel)
         self.watch = select.poll()
@@ -221,17 +225,20 @@ class Worker:
 
     def _burst(self, index):
         """Accept and serve on listener index while connections wait,
-        up to BATCH in a row or for BATCH_TIME."""
+        up to BATCH in a row or for BATCH_TIME; after a connection, try the
+        next accept at once only when self.again says so."""
         end = time.monotonic() + BATCH_TIME
-        for _ in range(BATCH):
+        for i in range(BATCH):
+            if i > 0 and (time.monotonic() >= end or not self.again.due()):
+                return
             got = self._accept(index)
+            if i > 0:
+                self.again.record(got is not None)
             if got is None:
                 return
             self.reporter.start(index)
             self._serve(got, index)
             self.reporter.done(idle=True)
-            if time.monotonic() >= end:
-                return
 
     # connections
 
@@ -246,7 +253,8 @@ class Worker:
             self._resource_pause(err)
             return None
         self.pause = 0.0
-        return socket.socket(listener.family, listener.type, listener.proto, fd), addr
+        family, kind, proto = self.kinds[index]
+        return socket.socket(family, kind, proto, fd), addr
 
     def _resource_pause(self, err):
         """Out of fds or memory (or a broken socket): pause, doubling from
@@ -266,6 +274,36 @@ class Worker:
     def _check_listener(self, index):
         if index >= len(self.listeners):
             raise ch.Garbage(f"accept on listener {index}, have {len(self.listeners)}")
+
+
+class Retry:
+    """Whether an exclusive-mode child that has just served a connection
+    tries to accept the next one at once instead of waiting for an event:
+    always, while such tries find connections (a saturated pool); after one
+    finds none, only after the next 1, 2, 4 ... 64 connections, so a pool
+    that keeps up pays one fruitless accept per 64 connections at most
+    (the Go library does the same)."""
+
+    __slots__ = ("skip", "backoff")
+
+    def __init__(self):
+        self.skip = 0
+        self.backoff = 0
+
+    def due(self):
+        """Return whether to try now."""
+        if self.skip > 0:
+            self.skip -= 1
+            return False
+        return True
+
+    def record(self, found):
+        """Note what a try found."""
+        if found:
+            self.backoff = 0
+            return
+        self.backoff = min(max(2 * self.backoff, 1), 64)
+        self.skip = self.backoff
 
 
 def capabilities(revision):

@@ -15,12 +15,11 @@ import faulthandler
 import importlib
 import os
 import signal
-import socket
-import struct
 import sys
 import traceback
 
 from . import http, zygote
+from .connection import Connection
 from .response import FileWrapper, Response
 
 ERROR_BODY = {
@@ -32,6 +31,9 @@ ERROR_BODY = {
     "505": b"HTTP Version Not Supported\n",
 }
 DISCARD_LIMIT = 65536  # unread body bytes drained to keep a connection open
+# environ's key for each request header name; env_key adds the others
+ENV_KEYS = {"CONTENT-TYPE": "CONTENT_TYPE", "CONTENT-LENGTH": "CONTENT_LENGTH"}
+ENV_KEYS_LIMIT = 1024  # names remembered, so strange ones cannot grow the table for ever
 
 
 class Options:
@@ -70,8 +72,6 @@ class Server:
         self.app = app
         self.options = options or Options()
         self.hooks = hooks or Standalone()
-        self.timeval = struct.pack("ll", int(self.options.timeout),
-                                   int(self.options.timeout % 1 * 1e6))
         self.base = {
             "wsgi.version": (1, 0),
             "wsgi.url_scheme": "http",
@@ -84,16 +84,16 @@ class Server:
             "SCRIPT_NAME": self.options.script_name,
         }
 
-    def serve(self, conn, addr, local):
-        """Serve requests on conn until it closes, a request asks so, or
-        keep-alive ends. local is (SERVER_NAME, SERVER_PORT)."""
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self.timeval)
-        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self.timeval)
+    def serve(self, sock, addr, local):
+        """Serve requests on sock, a connected socket, until it closes, a
+        request asks so, or keep-alive ends. local is (SERVER_NAME,
+        SERVER_PORT). The caller closes sock."""
+        conn = Connection(sock, self.options.timeout)
         reader = http.Reader(conn)
         remote = remote_address(addr)
         try:
             while self._one(conn, reader, remote, local):
-                if not reader.buf and not self.hooks.wait_next(conn.fileno(), self.options.keep_alive):
+                if not reader.buf and not self.hooks.wait_next(conn.fd, self.options.keep_alive):
                     return
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
@@ -156,7 +156,7 @@ class Server:
             log_error(environ)
             if response.sent:
                 raise http.ClientGone("the application failed after the response began")
-            send_error(response.sock, "500 Internal Server Error", None)
+            send_error(response.conn, "500 Internal Server Error", None)
             response.keep_alive = False
         finally:
             if hasattr(result, "close"):
@@ -164,25 +164,34 @@ class Server:
 
     def _environ(self, request, body, remote, local):
         path, query = request.split_target()
-        env = dict(self.base)
-        env["REQUEST_METHOD"] = request.method
-        env["PATH_INFO"] = path
-        env["QUERY_STRING"] = query
-        env["RAW_URI"] = request.target
-        env["SERVER_PROTOCOL"] = request.version
-        env["SERVER_NAME"], env["SERVER_PORT"] = local
-        env["REMOTE_ADDR"], env["REMOTE_PORT"] = remote
-        env["wsgi.input"] = body if body is not None else http.LengthBody(None, 0)
+        env = {
+            **self.base,
+            "REQUEST_METHOD": request.method,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "RAW_URI": request.target,
+            "SERVER_PROTOCOL": request.version,
+            "SERVER_NAME": local[0],
+            "SERVER_PORT": local[1],
+            "REMOTE_ADDR": remote[0],
+            "REMOTE_PORT": remote[1],
+            "wsgi.input": body if body is not None else http.LengthBody(None, 0),
+        }
         for name, value in request.headers.items():
-            if "_" in name:
-                continue  # X_Y would pass for X-Y: dropped, as gunicorn and nginx do
-            if name == "CONTENT-TYPE":
-                env["CONTENT_TYPE"] = value
-            elif name == "CONTENT-LENGTH":
-                env["CONTENT_LENGTH"] = value
-            else:
-                env["HTTP_" + name.replace("-", "_")] = value
+            key = ENV_KEYS.get(name) or env_key(name)
+            if key:
+                env[key] = value
         return env
+
+
+def env_key(name):
+    """Return environ's key for request header NAME: HTTP_NAME with "_"
+    for "-", or "" for a name with "_" (X_Y would pass for X-Y: dropped,
+    as gunicorn and nginx do)."""
+    key = "" if "_" in name else "HTTP_" + name.replace("-", "_")
+    if len(ENV_KEYS) < ENV_KEYS_LIMIT:
+        ENV_KEYS[name] = key
+    return key
 
 
 def close_result(result, environ):

@@ -1,5 +1,6 @@
 """Request heads and bodies: actd.http."""
 
+import random
 import socket
 import unittest
 
@@ -51,6 +52,27 @@ class ParseTest(unittest.TestCase):
                 with self.assertRaises(error):
                     parse(head)
 
+    def test_fast_path_agrees(self):
+        """parse takes a fast path for heads it can check at once; it must
+        return or raise what the line-by-line parser does, for every head."""
+        heads = [
+            b"GET / HTTP/1.1", b"GET / HTTP/1.0", b"GET / HTTP/1.9", b"GET / HTTP/1.1\r\n",
+            b"GET / HTTP/1.1\r\nA: b\r\n", b"GET / HTTP/1.1\r\n: b", b"GET / HTTP/1.1\r\nA:\tb\t",
+            b"GET / HTTP/1.1\r\nA: b\r\nA: c\r\nContent-Length: 4", b"GET /\xff HTTP/1.1",
+            b"GET / HTTP/1.1" + b"\r\nX: 1" * 100, b"GET / HTTP/1.1" + b"\r\nX: 1" * 101,
+            b"GET / HTTP/1.1\r\nA: \x7f", b"GET / HTTP/1.1\r\nA: b\rc", b"GET / HTTP/1.1\r\nA\x00: b",
+            b"GET / HTTP/1.1 ", b" GET / HTTP/1.1", b"GET / http/1.1", b"GET / HTTP/11",
+        ]
+        alphabet = b"GET /:HTP1.0\r\n\t -_aZ\x00\x7f\xe9,"
+        rand = random.Random(14)
+        for _ in range(3000):
+            line = b"GET /x HTTP/1.1" if rand.random() < 0.5 else bytes(rand.choices(alphabet, k=rand.randint(0, 16)))
+            heads.append(line + b"\r\n".join([b""] + [bytes(rand.choices(alphabet, k=rand.randint(0, 12)))
+                                                       for _ in range(rand.randint(0, 3))]))
+        for head in heads:
+            with self.subTest(head=head):
+                self.assertEqual(outcome(http.parse, head), outcome(http.parse_strictly, head))
+
     def test_keep_alive(self):
         cases = [
             (b"GET / HTTP/1.1", True),
@@ -70,11 +92,23 @@ class ParseTest(unittest.TestCase):
             ("http://example.com/x?y", "/x", "y"),
             ("http://example.com", "/", ""),
             ("/p#frag", "/p", ""),
+            ("/p?q#frag", "/p", "q"),
+            ("/caf\xe9", "/caf\xe9", ""),  # a raw byte stays that byte
+            ("/caf\xe9%20x", "/caf\xe9 x", ""),
         ]
         for target, path, query in cases:
             with self.subTest(target):
                 r = http.Request("GET", target, "HTTP/1.1", {})
                 self.assertEqual(r.split_target(), (path, query))
+
+
+def outcome(parse, head):
+    """Return what parse makes of head: the request's fields, or the error."""
+    try:
+        r = parse(head)
+    except http.BadRequest as err:
+        return type(err), str(err)
+    return r.method, r.target, r.version, r.headers, r.length, r.chunked, r.keep_alive, r.expect_continue
 
 
 class ReaderTest(unittest.TestCase):

@@ -14,6 +14,7 @@ import unittest
 import warnings
 from wsgiref.validate import validator
 
+from actd import response, wsgi
 from actd.wsgi import Options, load
 from helpers import Pair, exchange, parse_responses
 
@@ -250,11 +251,49 @@ class ServerTest(unittest.TestCase):
                 self.assertEqual(seen.get(key), value)
         self.assertNotIn("HTTP_CONTENT_TYPE", seen)
 
+    def test_check_headers(self):
+        good = [("Content-Type", "text/plain"), ("X-A", "b: c"), ("X-Empty", "")]
+        self.assertIs(response.check_headers(good), good)
+        bad = [
+            ("not a list", (("X-A", "b"),)),
+            ("not a tuple", [["X-A", "b"]]),
+            ("three items", [("X-A", "b", "c")]),
+            ("bytes value", [("X-A", b"b")]),
+            ("colon in name", [("X:A", "b")]),
+            ("CR in name", [("X\rA", "b")]),
+            ("LF in value", [("X-A", "b\nSet-Cookie: x")]),
+            ("CR in value", [("X-A", "b\r")]),
+            ("NUL in value", [("X-A", "b\0")]),
+        ]
+        for name, headers in bad:
+            with self.subTest(name):
+                with self.assertRaises(AssertionError):
+                    response.check_headers(headers)
+
+    def test_env_keys_bounded(self):
+        for i in range(2 * wsgi.ENV_KEYS_LIMIT):
+            self.assertEqual(wsgi.env_key(f"X-NAME-{i}"), f"HTTP_X_NAME_{i}")
+        self.assertEqual(wsgi.env_key("X_NAME"), "")
+        self.assertLessEqual(len(wsgi.ENV_KEYS), wsgi.ENV_KEYS_LIMIT)
+
     def test_no_keep_alive(self):
         raw = exchange(echo, b"GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n", Options(keep_alive=0))
         got = parse_responses(raw)
         self.assertEqual(len(got), 1)
         self.assertEqual(got[0][1]["connection"], "close")
+
+    def test_stalled_client_dropped(self):
+        cases = [
+            ("half a head", b"GET / HTTP/1.1\r\nHost: h"),
+            ("half a body", b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc"),
+            ("nothing", b""),
+        ]
+        for name, data in cases:
+            with self.subTest(name):
+                pair = Pair(validated(echo), Options(keep_alive=2, timeout=0.2))
+                pair.client.sendall(data)
+                self.assertEqual(pair.read_all(), b"", "want the connection closed, unanswered")
+                self.assertFalse(pair.thread.is_alive())
 
     def test_tcp(self):
         pair = Pair(validated(echo), family=socket.AF_INET)

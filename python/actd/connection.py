@@ -1,0 +1,108 @@
+"""A client connection: reads and writes under the server's --timeout.
+
+A connection's first read polls the socket first, for at most the timeout:
+a child that waited for connections usually accepts one before its request
+is in. Every later read and write usually can go ahead at once (the rest
+of a request follows its head, a response fits the socket's send buffer):
+each is tried without waiting (MSG_DONTWAIT), so it costs its one system
+call, and only one that would wait polls. A client that stalls so holds the child no longer than the
+timeout per read or write, and a quick one costs no setsockopt
+(SO_RCVTIMEO, SO_SNDTIMEO) and no kernel timer. sendfile(2), which cannot
+be tried so, runs under SO_SNDTIMEO, set when a response first uses it.
+"""
+
+import errno
+import os
+import select
+import socket
+import struct
+
+DONTWAIT = socket.MSG_DONTWAIT
+INET = (socket.AF_INET, socket.AF_INET6)
+
+
+class Connection:
+    """One connected stream socket, borrowed: the caller closes it.
+
+    timeout is in seconds (0: none). A read or write that waited that long raises
+    BlockingIOError (as one under SO_RCVTIMEO or SO_SNDTIMEO does); one
+    the client reset raises ConnectionError.
+    """
+
+    __slots__ = ("sock", "fd", "timeout", "read", "armed", "streaming")
+
+    def __init__(self, sock, timeout):
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.timeout = timeout
+        self.read = False  # the first read is done
+        self.armed = False  # SO_SNDTIMEO is set, for sendfile
+        self.streaming = False  # TCP_NODELAY is set
+
+    def recv(self, size):
+        """Return 1 to size bytes, or b"" at end of file."""
+        if not self.read:
+            self.read = True
+            self._wait(select.POLLIN)
+        while True:
+            try:
+                return self.sock.recv(size, DONTWAIT)
+            except BlockingIOError:
+                self._wait(select.POLLIN)
+
+    def sendall(self, data):
+        """Send all of data (bytes)."""
+        try:
+            sent = self.sock.send(data, DONTWAIT)
+        except BlockingIOError:
+            sent = 0
+        if sent == len(data):
+            return
+        rest = memoryview(data)[sent:]
+        while rest:
+            self._wait(select.POLLOUT)
+            try:
+                rest = rest[self.sock.send(rest, DONTWAIT):]
+            except BlockingIOError:
+                pass
+
+    def _wait(self, event):
+        """Wait until the socket is ready for event; BlockingIOError after
+        the timeout."""
+        p = select.poll()
+        p.register(self.fd, event)
+        if not p.poll(self.timeout * 1000 if self.timeout > 0 else None):
+            raise BlockingIOError(errno.EAGAIN, f"no progress in {self.timeout:g} s")
+
+    def sendfile(self, file, count):
+        """Send count bytes of file (a regular file) from its position with
+        sendfile(2), and move the position past what went; return that.
+        Fewer if the file ends first."""
+        self._arm()
+        self.no_delay()
+        source, start = file.fileno(), file.tell()
+        sent = 0
+        try:
+            while sent < count:
+                n = os.sendfile(self.fd, source, start + sent, count - sent)
+                if n == 0:
+                    break
+                sent += n
+        finally:
+            file.seek(start + sent)
+        return sent
+
+    def no_delay(self):
+        """Turn Nagle's algorithm off before a response's second send: a
+        small segment must not wait for the client's delayed ACK. A response
+        sent in one piece (most are) needs no such system call."""
+        if not self.streaming:
+            self.streaming = True
+            if self.sock.family in INET:
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def _arm(self):
+        if not self.armed:
+            self.armed = True
+            timeval = struct.pack("ll", int(self.timeout), int(self.timeout % 1 * 1e6))
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
