@@ -17,7 +17,7 @@ import (
 // workers (the hello one is the suite's "gunicorn") and by uWSGI, with the
 // same number of processes.
 var wsgiServers = []string{
-	"wsgi-actd-dispatch", "wsgi-actd-exclusive", "uwsgi",
+	"wsgi-actd-dispatch", "wsgi-actd-exclusive", "wsgi-actd-exclusive-data", "uwsgi",
 	"flask-actd-dispatch", "flask-actd-exclusive", "flask-gunicorn", "flask-uwsgi",
 }
 
@@ -38,13 +38,14 @@ def hello():
 `
 
 var wsgiHow = map[string]string{
-	"wsgi-actd-dispatch":   "`actd --accept dispatch -- python3 -m actd.wsgi benchapp:app` (the hello WSGI application of `gunicorn`)",
-	"wsgi-actd-exclusive":  "`actd --accept exclusive -- python3 -m actd.wsgi benchapp:app`",
-	"uwsgi":                "uWSGI (Debian uwsgi-core, python3 plugin), `--master --processes N --http-socket`, the hello WSGI application; one request per connection (keep-alive reconnects); the application is loaded in the master before fork",
-	"flask-actd-dispatch":  "`actd --accept dispatch -- python3 -m actd.wsgi benchflask:app`, a one-route Flask application (Debian python3-flask)",
-	"flask-actd-exclusive": "`actd --accept exclusive -- python3 -m actd.wsgi benchflask:app`",
-	"flask-gunicorn":       "gunicorn sync workers, the Flask application",
-	"flask-uwsgi":          "uWSGI as `uwsgi`, the Flask application",
+	"wsgi-actd-dispatch":       "`actd --accept dispatch -- python3 -m actd.wsgi benchapp:app` (the hello WSGI application of `gunicorn`)",
+	"wsgi-actd-exclusive":      "`actd --accept exclusive -- python3 -m actd.wsgi benchapp:app`",
+	"wsgi-actd-exclusive-data": "`actd --accept exclusive --accept-filter data -- python3 -m actd.wsgi benchapp:app`: the listener defers each connection until its request is in (TCP_DEFER_ACCEPT), as docs/python.md recommends",
+	"uwsgi":                    "uWSGI (Debian uwsgi-core, python3 plugin), `--master --processes N --http-socket`, the hello WSGI application; one request per connection (keep-alive reconnects); the application is loaded in the master before fork",
+	"flask-actd-dispatch":      "`actd --accept dispatch -- python3 -m actd.wsgi benchflask:app`, a one-route Flask application (Debian python3-flask)",
+	"flask-actd-exclusive":     "`actd --accept exclusive -- python3 -m actd.wsgi benchflask:app`",
+	"flask-gunicorn":           "gunicorn sync workers, the Flask application",
+	"flask-uwsgi":              "uWSGI as `uwsgi`, the Flask application",
 }
 
 func init() {
@@ -73,6 +74,8 @@ func wsgiCommand(name string, t *tools, s setup) (*exec.Cmd, error) {
 		return wsgiActd(t, "dispatch", app, s)
 	case "wsgi-actd-exclusive", "flask-actd-exclusive":
 		return wsgiActd(t, "exclusive", app, s)
+	case "wsgi-actd-exclusive-data":
+		return wsgiActd(t, "exclusive", app, s, "--accept-filter", "data")
 	case "flask-gunicorn":
 		var err error
 		cmd, err = gunicornCommand(s)
@@ -90,9 +93,9 @@ func wsgiCommand(name string, t *tools, s setup) (*exec.Cmd, error) {
 	return nil, fmt.Errorf("unknown server %q", name)
 }
 
-// wsgiActd runs actd with the built pool limits and the adapter from this
+// wsgiActd runs actd with the built pool limits, further actd flags, and the adapter from this
 // checkout (PYTHONPATH=python) under Debian's python3.
-func wsgiActd(t *tools, mode, app string, s setup) (*exec.Cmd, error) {
+func wsgiActd(t *tools, mode, app string, s setup, flags ...string) (*exec.Cmd, error) {
 	if t.actd == "" {
 		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
 	}
@@ -103,7 +106,7 @@ func wsgiActd(t *tools, mode, app string, s setup) (*exec.Cmd, error) {
 	// No --handler-delay: the application sleeps, not a built-in handler.
 	// A generous --start-timeout: eight children importing Flask at once on
 	// a busy 2-core machine may take longer than the default 10 s.
-	args := append(withoutFlag(actdArgs(mode, s), "--handler-delay"), "--start-timeout", "60s",
+	args := append(append(withoutFlag(actdArgs(mode, s), "--handler-delay"), flags...), "--start-timeout", "60s",
 		"--", "/usr/bin/python3", "-m", "actd.wsgi", "--chdir", s.dir, app+":app")
 	cmd := exec.Command(t.actd, args...)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "python"),
@@ -175,6 +178,7 @@ func treeCPU(pid int) time.Duration {
 var wsgiPeers = []struct{ server, gunicorn, uwsgi string }{
 	{"wsgi-actd-dispatch", "gunicorn", "uwsgi"},
 	{"wsgi-actd-exclusive", "gunicorn", "uwsgi"},
+	{"wsgi-actd-exclusive-data", "gunicorn", "uwsgi"},
 	{"flask-actd-dispatch", "flask-gunicorn", "flask-uwsgi"},
 	{"flask-actd-exclusive", "flask-gunicorn", "flask-uwsgi"},
 }
@@ -199,7 +203,7 @@ func (r report) writeWSGITargets(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n| target (issue 14) | measured | met |\n|---|---|---|\n")
-	for _, server := range []string{"wsgi-actd-dispatch", "wsgi-actd-exclusive"} {
+	for _, server := range []string{"wsgi-actd-dispatch", "wsgi-actd-exclusive", "wsgi-actd-exclusive-data"} {
 		for _, peer := range []struct {
 			name string
 			want float64

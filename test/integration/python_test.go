@@ -63,7 +63,9 @@ const slowRequest = 5 * time.Second
 // pool's dynamic user cannot under ProtectSystem=strict), the worker line
 // in /etc/actd/NAME.conf, WorkingDirectory= and PYTHONPATH in a service
 // drop-in. In dispatch mode behind the http accept filter, in exclusive
-// mode and with preload (a zygote), under the unit's hardening (a dynamic user, ProtectSystem=strict,
+// mode (with accept-filter data, as docs/python.md recommends) and with
+// preload (a zygote), under the unit's hardening (a dynamic user,
+// ProtectSystem=strict,
 // the system call filter), a GET is answered with the application's
 // module, a 1 MiB POST body comes back whole, and a request in hand is
 // shown in actd status. Removing python3-actd removes the byte code.
@@ -82,7 +84,7 @@ func TestPythonPool(t *testing.T) {
 
 	modes := []struct{ pool, config string }{
 		{"web", "accept = dispatch\naccept-filter = http\n"},
-		{"webx", "accept = exclusive\n"},
+		{"webx", "accept = exclusive\naccept-filter = data\n"}, // docs/python.md: TCP_DEFER_ACCEPT on the socket systemd passed
 		{"webp", "accept = dispatch\npreload = true\n"}, // a zygote forks the children
 	}
 	var units []string
