@@ -85,7 +85,7 @@ func TestPythonPool(t *testing.T) {
 	modes := []struct{ pool, config string }{
 		{"web", "accept = dispatch\naccept-filter = http\n"},
 		{"webx", "accept = exclusive\naccept-filter = data\n"}, // docs/python.md: TCP_DEFER_ACCEPT on the socket systemd passed
-		{"webp", "accept = dispatch\npreload = true\n"}, // a zygote forks the children
+		{"webp", "accept = dispatch\npreload = true\n"},        // a zygote forks the children
 	}
 	var units []string
 	for _, m := range modes {
