@@ -16,10 +16,16 @@ import (
 
 // Load per case, bounded in count and time.
 const (
-	sequential     = 20                   // light load: one request at a time...
-	sequentialGap  = 5 * time.Millisecond // ...with this pause between them
-	concurrent     = 10                   // clients at once...
-	perClient      = 10                   // ...each sending this many requests
+	sequential    = 20                    // light load: one request at a time...
+	sequentialGap = 20 * time.Millisecond // ...with this pause between them
+	// strays is how many sequential requests may reach another child than
+	// the hot one: on a loaded machine a child may not be back in its wait
+	// when the next request comes (a net/http server closes the connection
+	// after the client has its answer). Spread over idle children, 20
+	// requests would give 2 of them about 10 each.
+	strays         = 2
+	concurrent     = 10 // clients at once...
+	perClient      = 10 // ...each sending this many requests
 	requestTimeout = 10 * time.Second
 )
 
@@ -189,14 +195,14 @@ func checkSequential(t *testing.T, p *pool, client *http.Client, worker string, 
 		seen[a.pid]++
 		time.Sleep(sequentialGap)
 	}
-	if len(served) != 1 {
-		t.Errorf("%d sequential requests: got %d children serving them (pid → count %v), want 1", sequential, len(served), served)
-	}
 	hot := 0
 	for pid, n := range served {
 		if hot == 0 || n > served[hot] {
 			hot = pid
 		}
+	}
+	if served[hot] < sequential-strays {
+		t.Errorf("%d sequential requests: got %d served by the hot child (pid → count %v), want all but at most %d", sequential, served[hot], served, strays)
 	}
 	return hot
 }
@@ -249,8 +255,8 @@ func checkServed(t *testing.T, p *pool, hot int, want uint64) {
 		t.Errorf("status: got %d served, want %d", got, want)
 	}
 	for _, s := range doc.Pool.Slots {
-		if s.PID == hot && s.Served < sequential {
-			t.Errorf("status: slot %d (pid %d) got %d served, want at least the %d sequential requests", s.Slot, s.PID, s.Served, sequential)
+		if s.PID == hot && s.Served < sequential-strays {
+			t.Errorf("status: slot %d (pid %d) got %d served, want at least the %d sequential requests it answered", s.Slot, s.PID, s.Served, sequential-strays)
 		}
 	}
 }
