@@ -185,25 +185,10 @@ func TestMaintainerScriptText(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.script, func(t *testing.T) {
-			path := filepath.Join(root, "DEBIAN", c.script)
-			info, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if info.Mode().Perm() != 0o755 {
-				t.Errorf("mode %v, want 0755", info.Mode().Perm())
-			}
-			run(t, "sh", "-n", path)
-			data, _ := os.ReadFile(path)
-			lines := strings.Split(string(data), "\n")
-			for _, w := range append([]string{"#!/bin/sh", "set -e"}, c.want...) {
-				if !slices.Contains(lines, w) {
-					t.Errorf("got no line %q", w)
-				}
-			}
+			lines, data := scriptLines(t, root, c.script, c.want...)
 			// The Python package's byte code is python3-actd's business.
 			for _, py := range []string{"py3compile", "py3clean"} {
-				if strings.Contains(string(data), py) {
+				if strings.Contains(data, py) {
 					t.Errorf("runs %s, want that in %s's scripts only", py, pythonPackage)
 				}
 			}
@@ -216,4 +201,28 @@ func TestMaintainerScriptText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptLines checks the maintainer script DEBIAN/name under root: mode
+// 0755, sh -n clean, and the lines #!/bin/sh, set -e and each of want
+// present. It returns its lines and its text.
+func scriptLines(t *testing.T, root, name string, want ...string) ([]string, string) {
+	t.Helper()
+	path := filepath.Join(root, "DEBIAN", name)
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want 0755", info.Mode().Perm())
+	}
+	run(t, "sh", "-n", path)
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(string(data), "\n")
+	for _, w := range append([]string{"#!/bin/sh", "set -e"}, want...) {
+		if !slices.Contains(lines, w) {
+			t.Errorf("got no line %q", w)
+		}
+	}
+	return lines, string(data)
 }

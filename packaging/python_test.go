@@ -83,22 +83,7 @@ func TestMaintainerScriptsCompilePython(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.script, func(t *testing.T) {
-			path := filepath.Join(root, "DEBIAN", c.script)
-			info, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if info.Mode().Perm() != 0o755 {
-				t.Errorf("mode %v, want 0755", info.Mode().Perm())
-			}
-			run(t, "sh", "-n", path)
-			data, _ := os.ReadFile(path)
-			lines := strings.Split(string(data), "\n")
-			for _, w := range []string{"#!/bin/sh", "set -e"} {
-				if !slices.Contains(lines, w) {
-					t.Errorf("got no line %q", w)
-				}
-			}
+			lines, _ := scriptLines(t, root, c.script, c.want)
 			i := slices.Index(lines, c.want)
 			if i < 1 || !strings.Contains(lines[i-1], `[ -z "${DPKG_ROOT:-}" ] && command -v`) {
 				t.Errorf("got no line %q after a DPKG_ROOT and command -v check", c.want)
