@@ -14,13 +14,17 @@ import (
 type channel int
 
 func (c channel) send(t protocol.Type, listener int, value uint32) error {
-	var buf [protocol.MessageSize]byte
-	m := protocol.Message{Type: t, Listener: uint16(listener), Value: value}
+	return c.write(protocol.Message{Type: t, Listener: uint16(listener), Value: value})
+}
+
+// write sends m as one packet, again after an interrupted write.
+func (c channel) write(m protocol.Message) error {
+	var buf [protocol.MaxPacket]byte
 	for {
 		_, err := unix.Write(int(c), m.Encode(buf[:]))
 		if !errors.Is(err, unix.EINTR) {
 			if err != nil {
-				return fmt.Errorf("send %v: %w", t, err)
+				return fmt.Errorf("send %v: %w", m.Type, err)
 			}
 			return nil
 		}

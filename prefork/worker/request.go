@@ -2,7 +2,6 @@ package worker
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/actd/actd/protocol"
-
-	"golang.org/x/sys/unix"
 )
 
 // current is the child's reporter, for Report: a child serves one
@@ -131,17 +128,7 @@ func (b *lateBusy) idleNow() error {
 // sendText sends a message of type t carrying text (at most
 // protocol.MaxText bytes).
 func (c channel) sendText(t protocol.Type, text string) error {
-	var buf [protocol.MaxPacket]byte
-	m := protocol.Message{Type: t, Text: text}
-	for {
-		_, err := unix.Write(int(c), m.Encode(buf[:]))
-		if !errors.Is(err, unix.EINTR) {
-			if err != nil {
-				return fmt.Errorf("send %v: %w", t, err)
-			}
-			return nil
-		}
-	}
+	return c.write(protocol.Message{Type: t, Text: text})
 }
 
 // requestsAllowed reports whether the master speaks a revision with
