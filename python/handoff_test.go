@@ -21,15 +21,7 @@ var filterFlags = []string{"--accept-filter", "http", "--max-children", "2", "--
 func TestAcceptFilter(t *testing.T) {
 	py := python(t)
 	p := startPool(t, "dispatch", []string{py, "-m", "actd.wsgi", "validated:app"}, filterFlags...)
-	for _, k := range requestKinds {
-		t.Run(k.name, func(t *testing.T) {
-			got, err := exchange(p.addr, k.raw, k.methods...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkBodies(t, got, k.bodies)
-		})
-	}
+	checkRequestKinds(t, p.addr)
 	t.Run("idle keep-alive given back", func(t *testing.T) { checkGivenBack(t, p) })
 	t.Run("slow and silent clients", func(t *testing.T) { checkSlowClients(t, p) })
 	t.Run("concurrent", func(t *testing.T) { checkConcurrent(t, p) })

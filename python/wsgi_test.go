@@ -59,15 +59,7 @@ func TestValidatedUnderActd(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			p := startPool(t, mode, []string{py, "-m", "actd.wsgi", "validated:app"})
-			for _, k := range requestKinds {
-				t.Run(k.name, func(t *testing.T) {
-					got, err := exchange(p.addr, k.raw, k.methods...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkBodies(t, got, k.bodies)
-				})
-			}
+			checkRequestKinds(t, p.addr)
 			checkExpectContinue(t, p)
 			checkConcurrent(t, p)
 			for _, line := range strings.Split(p.LogText(t), "\n") {
@@ -379,5 +371,19 @@ func checkFrameworkReply(t *testing.T, got []reply, c frameworkCase) {
 	first, _, _ := strings.Cut(c.raw, "\r\n")
 	if len(got) != 1 || got[0].status != c.status || !strings.Contains(got[0].body, c.body) {
 		t.Errorf("%s: got %+v, want one %d with %q", first, got, c.status, c.body)
+	}
+}
+
+// checkRequestKinds sends each of requestKinds to addr, a subtest each, and
+// checks the bodies that come back.
+func checkRequestKinds(t *testing.T, addr string) {
+	for _, k := range requestKinds {
+		t.Run(k.name, func(t *testing.T) {
+			got, err := exchange(addr, k.raw, k.methods...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBodies(t, got, k.bodies)
+		})
 	}
 }
