@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,12 +34,15 @@ func TestKeepAcceptingReports(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		conns []string // the requests of each waiting connection, in accept order
-		want  string   // the messages the order gets, up to its I
+		want  []string // the messages the order gets, up to its I: one of these
 	}{
 		{"short ones", []string{"close", "close", "close", "close"},
-			"B0 R(GET /hello) S3 I"},
+			[]string{"B0 R(GET /hello) S3 I"}},
+		// An R is best effort: it is left out when the master has not read
+		// three of the child's messages yet (Actd::Worker's report), as this
+		// test's reader may not have on a loaded machine.
 		{"one that lasts", []string{"close", "close", "keep-alive", "close"},
-			"B0 R(GET /hello) S1 B0 R(GET /hello) S1 I"},
+			[]string{"B0 R(GET /hello) S1 B0 R(GET /hello) S1 I", "B0 R(GET /hello) S1 B0 S1 I"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := startWorker(t)
@@ -60,12 +64,12 @@ func TestKeepAcceptingReports(t *testing.T) {
 			for len(got) == 0 || got[len(got)-1] != "I" {
 				m, err := w.receive()
 				if err != nil {
-					t.Fatalf("messages for the order: got %s, then %v, want %s", strings.Join(got, " "), err, tc.want)
+					t.Fatalf("messages for the order: got %s, then %v, want one of %q", strings.Join(got, " "), err, tc.want)
 				}
 				got = append(got, m)
 			}
-			if s := strings.Join(got, " "); s != tc.want {
-				t.Errorf("messages for the order: got %s, want %s", s, tc.want)
+			if s := strings.Join(got, " "); !slices.Contains(tc.want, s) {
+				t.Errorf("messages for the order: got %s, want one of %q", s, tc.want)
 			}
 			for i, done := range answers {
 				if err := <-done; err != nil {
