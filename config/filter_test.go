@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/prefork/acceptfilter"
 )
 
 // TestAcceptFilterKeys: accept-filter, hold-timeout and max-held parse into
@@ -15,15 +15,15 @@ func TestAcceptFilterKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
 		args       []string
-		filter     prefork.AcceptFilter
+		filter     acceptfilter.Filter
 		hold       time.Duration
 		maxHeld    int
 		err        string
 	}{
-		{"default", "", nil, prefork.FilterNone, 10 * time.Second, 4096, ""},
-		{"http", "", []string{"--accept-filter", "http"}, prefork.FilterHTTP, 10 * time.Second, 4096, ""},
-		{"file", "accept-filter = data\nhold-timeout = 3s\nmax-held = 100\n", nil, prefork.FilterData, 3 * time.Second, 100, ""},
-		{"data in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "data"}, prefork.FilterData, 10 * time.Second, 4096, ""},
+		{"default", "", nil, acceptfilter.None, 10 * time.Second, 4096, ""},
+		{"http", "", []string{"--accept-filter", "http"}, acceptfilter.HTTP, 10 * time.Second, 4096, ""},
+		{"file", "accept-filter = data\nhold-timeout = 3s\nmax-held = 100\n", nil, acceptfilter.Data, 3 * time.Second, 100, ""},
+		{"data in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "data"}, acceptfilter.Data, 10 * time.Second, 4096, ""},
 		{"unknown", "", []string{"--accept-filter", "httpready"}, 0, 0, 0, `accept-filter: "httpready": must be none, data or http`},
 		{"http in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "http"}, 0, 0, 0, "accept-filter: http: must be none or data with --accept=exclusive"},
 		{"hold-timeout 0", "", []string{"--hold-timeout", "0s"}, 0, 0, 0, "hold-timeout: 0s: must be between 10ms and 1h"},

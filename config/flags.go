@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 )
 
@@ -96,7 +96,7 @@ func (v *rawValues) finish(c *Config) error {
 		return &Error{Key: "accept", Err: err}
 	}
 	c.Pool.Mode = m
-	if c.Pool.Filter, err = prefork.ParseFilter(v.filter); err != nil {
+	if c.Pool.Filter, err = acceptfilter.Parse(v.filter); err != nil {
 		return &Error{Key: "accept-filter", Err: err}
 	}
 	if v.exec != "" {

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 )
 
-// MaxSlots is the largest pool a Config may ask for.
-const MaxSlots = 4096
+// maxSlots is the largest pool a Config may ask for.
+const maxSlots = 4096
 
 // minChildMemory is the smallest memory limit a Config may set: less than
 // any worker takes.
@@ -25,35 +26,35 @@ type Program struct {
 // Config holds the pool settings. The zero value is not valid: start from
 // DefaultConfig. Field comments name the actd flag and the default.
 type Config struct {
-	Mode            protocol.Mode // --accept, dispatch
-	Program         Program       // the worker
-	MinChildren     int           // --min-children, 1
-	MaxChildren     int           // --max-children, 32 (at most MaxSlots)
-	MinSpare        int           // --min-spare, 1
-	MaxSpare        int           // --max-spare, 4
-	StartChildren   int           // --start-children, 2
-	ScalePeriod     time.Duration // --scale-period, 1s
-	MaxConnPerChild int           // --max-conn-per-child, 0 = never recycle
-	PingInterval    time.Duration // --ping-interval, 5s
-	PingTimeout     time.Duration // --ping-timeout, 2s
-	StartTimeout    time.Duration // --start-timeout, 10s
-	BusyTimeout     time.Duration // --busy-timeout, 0 = unbounded
-	SlowRequest     time.Duration // --slow-request, 0 = never log a slow request
-	BusyKillGrace   time.Duration // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
-	GracefulTimeout time.Duration // --graceful-timeout, 30s (drain on stop)
-	MaxChildMemory  uint64        // --max-child-memory, bytes of RSS; 0 = never recycle by memory
-	Filter          AcceptFilter  // --accept-filter, none (filter.go)
-	HoldTimeout     time.Duration // --hold-timeout, 10s: a held connection not ready by then is closed
-	MaxHeld         int           // --max-held, 4096: beyond it the master stops accepting
-	ChildMemoryMax  uint64        // --child-memory-max, memory.max of each child's cgroup; 0 = none
-	Preload         bool          // --preload, false: fork children from a zygote that loaded the application (zygote.go)
+	Mode            protocol.Mode       // --accept, dispatch
+	Program         Program             // the worker
+	MinChildren     int                 // --min-children, 1
+	MaxChildren     int                 // --max-children, 32 (at most maxSlots)
+	MinSpare        int                 // --min-spare, 1
+	MaxSpare        int                 // --max-spare, 4
+	StartChildren   int                 // --start-children, 2
+	ScalePeriod     time.Duration       // --scale-period, 1s
+	MaxConnPerChild int                 // --max-conn-per-child, 0 = never recycle
+	PingInterval    time.Duration       // --ping-interval, 5s
+	PingTimeout     time.Duration       // --ping-timeout, 2s
+	StartTimeout    time.Duration       // --start-timeout, 10s
+	BusyTimeout     time.Duration       // --busy-timeout, 0 = unbounded
+	SlowRequest     time.Duration       // --slow-request, 0 = never log a slow request
+	BusyKillGrace   time.Duration       // --busy-kill-grace, 5s (SIGQUIT to SIGKILL)
+	GracefulTimeout time.Duration       // --graceful-timeout, 30s (drain on stop)
+	MaxChildMemory  uint64              // --max-child-memory, bytes of RSS; 0 = never recycle by memory
+	Filter          acceptfilter.Filter // --accept-filter, none (package acceptfilter)
+	HoldTimeout     time.Duration       // --hold-timeout, 10s: a held connection not ready by then is closed
+	MaxHeld         int                 // --max-held, 4096: beyond it the master stops accepting
+	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
+	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.
 }
 
-// MaxMaxHeld is the largest MaxHeld a Config may ask for.
-const MaxMaxHeld = 1 << 20
+// maxMaxHeld is the largest MaxHeld a Config may ask for.
+const maxMaxHeld = 1 << 20
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -97,7 +98,7 @@ func (c Config) Validate() error {
 		allowed string
 	}{
 		{c.Mode >= protocol.Dispatch && c.Mode <= protocol.Shared, "accept", c.Mode, "dispatch, exclusive or shared"},
-		{c.MaxChildren >= 1 && c.MaxChildren <= MaxSlots, "max-children", c.MaxChildren, fmt.Sprintf("between 1 and %d", MaxSlots)},
+		{c.MaxChildren >= 1 && c.MaxChildren <= maxSlots, "max-children", c.MaxChildren, fmt.Sprintf("between 1 and %d", maxSlots)},
 		{c.MinChildren >= 0 && c.MinChildren <= c.MaxChildren, "min-children", c.MinChildren, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
 		{c.MinSpare >= 0 && c.MinSpare <= c.MaxChildren, "min-spare", c.MinSpare, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
 		{c.MaxSpare >= c.MinSpare && c.MaxSpare >= 1, "max-spare", c.MaxSpare, fmt.Sprintf("at least 1 and at least --min-spare (%d)", c.MinSpare)},
@@ -113,11 +114,11 @@ func (c Config) Validate() error {
 		{c.BusyKillGrace >= 0, "busy-kill-grace", c.BusyKillGrace, "0 or positive"},
 		{c.GracefulTimeout >= 0, "graceful-timeout", c.GracefulTimeout, "0 or positive"},
 		{c.MaxChildMemory == 0 || c.MaxChildMemory >= minChildMemory, "max-child-memory", c.MaxChildMemory, "0 (off) or at least 1M"},
-		{c.Filter <= FilterHTTP, "accept-filter", c.Filter, "none, data or http"},
-		{c.Filter != FilterHTTP || c.Mode == protocol.Dispatch, "accept-filter", c.Filter,
+		{c.Filter <= acceptfilter.HTTP, "accept-filter", c.Filter, "none, data or http"},
+		{c.Filter != acceptfilter.HTTP || c.Mode == protocol.Dispatch, "accept-filter", c.Filter,
 			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
 		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
-		{c.MaxHeld >= 1 && c.MaxHeld <= MaxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("between 1 and %d", MaxMaxHeld)},
+		{c.MaxHeld >= 1 && c.MaxHeld <= maxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("between 1 and %d", maxMaxHeld)},
 		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}

@@ -2,10 +2,12 @@ package prefork
 
 import (
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,9 +48,10 @@ func TestPackagePicture(t *testing.T) {
 		{"../notify", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../slogjournal", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../cgroup", func(p string) bool { return strings.HasPrefix(p, module) }},
+		{"acceptfilter", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"worker", func(p string) bool { return p == module+"prefork" }},
 		{".", func(p string) bool {
-			return strings.HasPrefix(p, module) && p != module+"protocol" && p != module+"cgroup"
+			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "cgroup", "prefork/acceptfilter"}, strings.TrimPrefix(p, module))
 		}},
 	} {
 		for _, imp := range imports(t, tc.dir) {
@@ -62,15 +65,8 @@ func TestPackagePicture(t *testing.T) {
 // imports returns the import paths of dir's non-test Go files.
 func imports(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files in %s: %v", dir, err)
-	}
 	var paths []string
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
+	for _, f := range goFiles(t, dir) {
 		ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
@@ -81,4 +77,84 @@ func imports(t *testing.T, dir string) []string {
 		}
 	}
 	return paths
+}
+
+// exportBudget is the most identifiers prefork may export (issue 12): the
+// pool's API, not the wire protocol (package protocol) and not what only
+// its tests need.
+const exportBudget = 25
+
+// TestExportBudget counts prefork's exported consts, vars, funcs and types,
+// and the exported methods of its exported types, against exportBudget.
+func TestExportBudget(t *testing.T) {
+	names := exported(t, ".")
+	if len(names) > exportBudget {
+		t.Errorf("prefork exports %d identifiers, want at most %d:\n%s", len(names), exportBudget, strings.Join(names, "\n"))
+	}
+}
+
+// exported returns the exported identifiers of the package in dir (test
+// files aside): top-level names, and Type.Method for exported methods of
+// exported types.
+func exported(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	for _, path := range goFiles(t, dir) {
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			names = append(names, declNames(d)...)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// declNames returns the exported names d declares.
+func declNames(d ast.Decl) []string {
+	var names []string
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil {
+			return exportedOnly(d.Name.Name)
+		}
+		recv := d.Recv.List[0].Type
+		if star, ok := recv.(*ast.StarExpr); ok {
+			recv = star.X
+		}
+		if id, ok := recv.(*ast.Ident); ok && id.IsExported() && d.Name.IsExported() {
+			names = append(names, id.Name+"."+d.Name.Name)
+		}
+	case *ast.GenDecl:
+		for _, spec := range d.Specs {
+			switch spec := spec.(type) {
+			case *ast.TypeSpec:
+				names = append(names, exportedOnly(spec.Name.Name)...)
+			case *ast.ValueSpec:
+				for _, id := range spec.Names {
+					names = append(names, exportedOnly(id.Name)...)
+				}
+			}
+		}
+	}
+	return names
+}
+
+func exportedOnly(name string) []string {
+	if ast.IsExported(name) {
+		return []string{name}
+	}
+	return nil
+}
+
+// goFiles returns dir's non-test Go files.
+func goFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s: %v", dir, err)
+	}
+	return slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
 }

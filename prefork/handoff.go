@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 	"golang.org/x/sys/unix"
 )
@@ -198,7 +199,7 @@ func (x *handoffMode) expire() {
 			return
 		}
 		c := &x.hold.conns[i]
-		if x.hold.filter == FilterHTTP && c.got > 0 {
+		if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
 			x.answer408(c.fd)
 		}
 		p.stats.HoldTimeouts++

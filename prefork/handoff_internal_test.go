@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 	"golang.org/x/sys/unix"
 )
@@ -17,7 +18,7 @@ import (
 // handoffPool is a pool of n idle children in the master's bookkeeping,
 // with real back-channels (the child ends are returned), under filter f, on
 // a real TCP listener whose address is returned.
-func handoffPool(t *testing.T, n int, f AcceptFilter) (*Pool, []int, net.Addr) {
+func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.Addr) {
 	t.Helper()
 	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
 		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
@@ -120,52 +121,11 @@ func handed(t *testing.T, fd int) (net.Conn, int) {
 	return c, int(m.Listener)
 }
 
-// TestFilterReady: when each filter finds what a client sent so far
-// enough for a child.
-func TestFilterReady(t *testing.T) {
-	long := strings.Repeat("x", HeadLimit)
-	for _, tc := range []struct {
-		filter AcceptFilter
-		head   string
-		from   int
-		want   bool
-	}{
-		{FilterData, "", 0, false},
-		{FilterData, "G", 0, true},
-		{FilterHTTP, "GET / HTTP/1.1\r\nHost: a\r\n", 0, false},
-		{FilterHTTP, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 0, true},
-		{FilterHTTP, "GET / HTTP/1.0\n\n", 0, true},
-		{FilterHTTP, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 26, true}, // the CRLF before "from" counts
-		{FilterHTTP, "GET / HTTP/1.1\r\n\r", 0, false},
-		{FilterHTTP, long, 0, true}, // at the limit: the child answers 431
-		{FilterHTTP, long[:HeadLimit-1], 0, false},
-	} {
-		t.Run(tc.filter.String()+"/"+strings.ReplaceAll(tc.head[:min(len(tc.head), 30)], "\r\n", "|"), func(t *testing.T) {
-			if got := tc.filter.ready([]byte(tc.head), tc.from); got != tc.want {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestParseFilter: the names round-trip; anything else is refused.
-func TestParseFilter(t *testing.T) {
-	for _, name := range []string{"none", "data", "http"} {
-		f, err := ParseFilter(name)
-		if err != nil || f.String() != name {
-			t.Errorf("ParseFilter(%q) = %v, %v; want %s, nil", name, f, err, name)
-		}
-	}
-	if _, err := ParseFilter("HTTP"); err == nil {
-		t.Errorf("ParseFilter(%q): got nil, want an error", "HTTP")
-	}
-}
-
 // TestHandoffWhenReady: a connection goes to the lowest idle child only
 // once its request head is complete, as the very socket the client wrote
 // to, with nothing of it read; the slot is then ordered.
 func TestHandoffWhenReady(t *testing.T) {
-	p, children, addr := handoffPool(t, 2, FilterHTTP)
+	p, children, addr := handoffPool(t, 2, acceptfilter.HTTP)
 	c, err := net.Dial("tcp", addr.String())
 	if err != nil {
 		t.Fatal(err)
@@ -197,13 +157,13 @@ func TestHandoffWhenReady(t *testing.T) {
 // nothing came.
 func TestHoldTimeout(t *testing.T) {
 	for _, tc := range []struct {
-		filter AcceptFilter
+		filter acceptfilter.Filter
 		send   string
 		want   string
 	}{
-		{FilterHTTP, "GET / HTTP/1.1\r\nHost", "HTTP/1.1 408 Request Timeout\r\n"},
-		{FilterHTTP, "", ""},
-		{FilterData, "", ""},
+		{acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost", "HTTP/1.1 408 Request Timeout\r\n"},
+		{acceptfilter.HTTP, "", ""},
+		{acceptfilter.Data, "", ""},
 	} {
 		t.Run(tc.filter.String()+"/"+map[bool]string{true: "partial", false: "silent"}[tc.send != ""], func(t *testing.T) {
 			p, _, addr := handoffPool(t, 1, tc.filter)
@@ -238,7 +198,7 @@ func TestHoldTimeout(t *testing.T) {
 // connections in the kernel's queue; it takes them again once one it held
 // has gone, and drops none.
 func TestMaxHeld(t *testing.T) {
-	p, _, addr := handoffPool(t, 1, FilterData)
+	p, _, addr := handoffPool(t, 1, acceptfilter.Data)
 	p.cfg.MaxHeld = 2
 	var conns []net.Conn
 	for range 3 {
@@ -273,7 +233,7 @@ func TestMaxHeld(t *testing.T) {
 // its next request is in, then handed to the lowest idle child, which may
 // be another one; the client's connection is the same.
 func TestParkAndHandAgain(t *testing.T) {
-	p, children, addr := handoffPool(t, 2, FilterHTTP)
+	p, children, addr := handoffPool(t, 2, acceptfilter.HTTP)
 	c, err := net.Dial("tcp", addr.String())
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +283,7 @@ func TestParkAndHandAgain(t *testing.T) {
 // waits, counts as an overload and as demand for the scaler, and goes to
 // the next child that reports idle.
 func TestReadyIsDemand(t *testing.T) {
-	p, children, addr := handoffPool(t, 1, FilterHTTP)
+	p, children, addr := handoffPool(t, 1, acceptfilter.HTTP)
 	s := p.slots[0]
 	s.state = busy
 	p.idle.remove(0)

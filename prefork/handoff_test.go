@@ -18,6 +18,7 @@ import (
 
 	"github.com/actd/actd/internal/slowclient"
 	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/prefork/worker"
 	"github.com/actd/actd/protocol"
 )
@@ -139,7 +140,7 @@ func slowClients(t *testing.T, addr string, slow, silent int, period time.Durati
 func TestSlowClientsHeld(t *testing.T) {
 	cfg := fastConfig(protocol.Dispatch)
 	cfg.MaxChildren, cfg.StartChildren = 8, 2
-	cfg.Filter, cfg.HoldTimeout = prefork.FilterHTTP, time.Minute
+	cfg.Filter, cfg.HoldTimeout = acceptfilter.HTTP, time.Minute
 	p := startPool(t, cfg, "keephttp")
 	stop := make(chan struct{})
 	wg := slowClients(t, p.addr, 500, 64, time.Second, stop)
@@ -189,7 +190,7 @@ func TestSlowClientsHeld(t *testing.T) {
 func TestParkedConnectionMoves(t *testing.T) {
 	cfg := fastConfig(protocol.Dispatch)
 	cfg.MinChildren, cfg.MaxChildren, cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 2, 2, 2, 0, 2
-	cfg.Filter = prefork.FilterHTTP
+	cfg.Filter = acceptfilter.HTTP
 	p := startPool(t, cfg, "keephttp", "ACTD_TEST_DELAY=1s")
 	eventually(t, "two idle children", func() bool { return snapshot(t, p).Idle == 2 })
 	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
@@ -238,7 +239,7 @@ func TestFilterNeedsHandoffWorker(t *testing.T) {
 	fd := dupListener(t, ln)
 	ln.Close()
 	cfg := fastConfig(protocol.Dispatch)
-	cfg.Filter = prefork.FilterHTTP
+	cfg.Filter = acceptfilter.HTTP
 	cfg.Program = prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
 		Env: append(os.Environ(), envWorker+"=nohandoff")}
 	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)

@@ -3,6 +3,7 @@ package prefork
 import (
 	"time"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,7 +69,7 @@ func (q *refQueue) pop() {
 
 // holder is the table of held connections.
 type holder struct {
-	filter AcceptFilter
+	filter acceptfilter.Filter
 	conns  []heldConn
 	free   []int
 	count  int // held now: waiting, ready and parked
@@ -76,11 +77,11 @@ type holder struct {
 	ready  int // of them, ready for a child
 	byAge  refQueue
 	queue  refQueue // ready ones, in the order they became ready
-	peek   []byte   // HeadLimit bytes, for every look
+	peek   []byte   // acceptfilter.HeadLimit bytes, for every look
 }
 
-func newHolder(f AcceptFilter) *holder {
-	return &holder{filter: f, peek: make([]byte, HeadLimit)}
+func newHolder(f acceptfilter.Filter) *holder {
+	return &holder{filter: f, peek: make([]byte, acceptfilter.HeadLimit)}
 }
 
 // add holds fd, accepted on listener (or parked: given back) at now, and
@@ -150,7 +151,7 @@ func (h *holder) look(i int) look {
 	}
 	from := c.got
 	c.got = n
-	if h.filter.ready(h.peek[:n], from) {
+	if h.filter.Ready(h.peek[:n], from) {
 		return isReady
 	}
 	return notYet

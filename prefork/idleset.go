@@ -2,12 +2,12 @@ package prefork
 
 import "math/bits"
 
-// idleSet is the set of idle slot numbers, below MaxSlots. Lowest and Highest
+// idleSet is the set of idle slot numbers, below maxSlots. Lowest and Highest
 // cost two word scans of at most 64 words each — a constant that does not
 // grow with the pool — instead of a walk over every child as spamd does.
 type idleSet struct {
 	summary uint64                // bit w set: words[w] != 0
-	words   [MaxSlots / 64]uint64 // bit b of words[w]: slot 64*w+b is idle
+	words   [maxSlots / 64]uint64 // bit b of words[w]: slot 64*w+b is idle
 	n       int
 }
 

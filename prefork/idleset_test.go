@@ -9,10 +9,10 @@ import (
 // adds and removes across the whole slot range.
 func TestIdleSet(t *testing.T) {
 	var s idleSet
-	ref := make([]bool, MaxSlots)
+	ref := make([]bool, maxSlots)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 20000; i++ {
-		n := r.IntN(MaxSlots)
+		n := r.IntN(maxSlots)
 		if r.IntN(2) == 0 {
 			s.add(n)
 			ref[n] = true

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 )
 
@@ -64,7 +65,7 @@ func TestMessageTransitions(t *testing.T) {
 					case exclusiveTable:
 						p, _ = armPool(t, 1)
 					case handoffTable:
-						p, _, _ = handoffPool(t, 1, FilterHTTP)
+						p, _, _ = handoffPool(t, 1, acceptfilter.HTTP)
 					}
 					s := p.slots[0]
 					s.state = from

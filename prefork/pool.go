@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 	"golang.org/x/sys/unix"
 )
@@ -93,7 +94,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 			return nil, err
 		}
 		p.listeners = append(p.listeners, ln)
-		if cfg.Filter == FilterData && !cfg.holds() {
+		if cfg.Filter == acceptfilter.Data && !cfg.holds() {
 			if err := deferAccept(l.FD, cfg.HoldTimeout); err != nil {
 				return nil, fmt.Errorf("listener %d (%s): %w", i, ln.Name, err)
 			}

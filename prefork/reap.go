@@ -14,7 +14,7 @@ import (
 func (p *Pool) start() bool {
 	num := p.freeSlot()
 	if num < 0 {
-		p.log.Warn("no free slot", "max", MaxSlots)
+		p.log.Warn("no free slot", "max", maxSlots)
 		return false
 	}
 	c, err := p.launch(num) // zygote.go: spawn, or a fork under preload
@@ -46,7 +46,7 @@ func (p *Pool) freeSlot() int {
 			return i
 		}
 	}
-	if len(p.slots) >= MaxSlots {
+	if len(p.slots) >= maxSlots {
 		return -1
 	}
 	p.slots = append(p.slots, &slot{num: len(p.slots), pidfd: -1, ch: -1})

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -48,12 +49,34 @@ func TestDocCapabilities(t *testing.T) {
 	}
 }
 
-// TestDocRevision: the title and ACTD_PROTOCOL's description name Version.
+// TestDocRevision: the title names Version, and so does every place in the
+// docs that says what ACTD_PROTOCOL is today.
 func TestDocRevision(t *testing.T) {
 	doc := protocolDoc(t)
 	want := "# actd back-channel protocol, revision " + strconv.Itoa(Version) + "\n"
 	if !regexp.MustCompile("^" + regexp.QuoteMeta(want)).Match(doc) {
 		t.Errorf("docs/protocol.md does not start with %q", want)
+	}
+	today := regexp.MustCompile("ACTD_PROTOCOL=(\\d+)|\\(today `(\\d+)`\\)|the master speaks, `(\\d+)`")
+	files, err := filepath.Glob("../docs/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no docs: %v", err)
+	}
+	seen := 0
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range today.FindAllStringSubmatch(string(text), -1) {
+			seen++
+			if got := m[1] + m[2] + m[3]; got != strconv.Itoa(Version) {
+				t.Errorf("%s: %q says revision %s, want %d", f, m[0], got, Version)
+			}
+		}
+	}
+	if seen < 3 {
+		t.Errorf("found %d statements of today's revision in docs/, want the 3 the test was written for", seen)
 	}
 }
 
