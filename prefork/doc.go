@@ -24,7 +24,7 @@
 // newMode: dispatchMode (dispatch.go: the master watches the listeners and
 // orders), handoffMode (handoff.go: dispatch under an accept filter; the
 // master accepts, holds connections in its own epoll set until they are
-// ready (hold.go, filter.go), and hands them over), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
+// ready (hold.go; the rule is package acceptfilter), and hands them over), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
 // and accept by themselves, registered in slot order, still reporting busy
 // and idle), sharedMode (shared.go: children do not speak the protocol; a
 // fixed-size pool).
@@ -88,7 +88,8 @@
 //
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
 // dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
-// filter.go and hold.go (accept filters, held connections), channel.go
+// filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
+// connections), channel.go
 // (messages from children), tick.go (deadlines, pings, scaling), reap.go
 // (start, reap, retire, kill), lifecycle.go (ready, reload, stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
