@@ -49,7 +49,7 @@ func (p *Pool) readChannel(s *slot) bool {
 // it carried (or -1). Only a child that announced handoff may send one
 // (Keep): its channel is read with recvmsg, any other with a plain read.
 func (p *Pool) readPacket(s *slot, buf []byte) (n, fd int, err error) {
-	if p.handoff == nil || !s.caps.Has(protocol.CapHandoff) {
+	if !p.mode.takesFDs() || !s.caps.Has(protocol.CapHandoff) {
 		n, err = rawRead(s.ch, buf)
 		return n, -1, err
 	}
@@ -101,7 +101,7 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	case evIdle:
 		p.onIdle(s, from)
 	case evKeep:
-		p.handoff.park(s, fd)
+		p.mode.park(s, fd)
 	}
 	p.mode.moved(s, from, to, ev)
 	if ev != evPong {

@@ -39,6 +39,7 @@ import (
 
 // dispatchMode is the dispatch accept mode: the master orders.
 type dispatchMode struct {
+	holdsNone
 	p *Pool
 }
 

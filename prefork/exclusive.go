@@ -22,6 +22,7 @@ import (
 // exclusiveMode is the exclusive accept mode: children accept by themselves,
 // registered in slot order.
 type exclusiveMode struct {
+	holdsNone
 	p        *Pool
 	arming   int    // the slot told to register, not done yet, or -1
 	armCheck bool   // a slot may need to register: armNext walks the slots
@@ -31,8 +32,12 @@ type exclusiveMode struct {
 func (x *exclusiveMode) table() *table { return exclusiveTable }
 
 // setup registers the listeners in the loop's set, unwatched: the master
-// watches them only while the pool is quiet (hush).
+// watches them only while the pool is quiet (hush). Under the data filter
+// the kernel defers their accepts (deferData).
 func (x *exclusiveMode) setup() error {
+	if err := deferData(x.p.cfg, x.p.listeners); err != nil {
+		return err
+	}
 	for _, l := range x.p.listeners {
 		if err := x.p.poll.add(l.FD, 0, kindListener, l.index); err != nil {
 			return err

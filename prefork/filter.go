@@ -13,6 +13,21 @@ import (
 // in dispatch mode.
 func (c Config) holds() bool { return c.Filter != acceptfilter.None && c.Mode == protocol.Dispatch }
 
+// deferData is the data filter where children accept (exclusive and shared
+// mode): TCP_DEFER_ACCEPT on every TCP listener. Under any other filter it
+// does nothing.
+func deferData(cfg Config, listeners []*listener) error {
+	if cfg.Filter != acceptfilter.Data {
+		return nil
+	}
+	for _, l := range listeners {
+		if err := deferAccept(l.FD, cfg.HoldTimeout); err != nil {
+			return fmt.Errorf("listener %d (%s): %w", l.index, l.Name, err)
+		}
+	}
+	return nil
+}
+
 // deferAccept sets TCP_DEFER_ACCEPT on fd: the kernel queues a connection
 // only once data has arrived, or after about timeout, what the data filter
 // is in exclusive and shared mode, where the master does not accept. A

@@ -117,8 +117,8 @@ func (x *handoffMode) held(i int) {
 	}
 }
 
-// event: bytes (or the client's close) arrived on held connection i.
-func (x *handoffMode) event(i int) {
+// heldEvent: bytes (or the client's close) arrived on held connection i.
+func (x *handoffMode) heldEvent(i int) {
 	if i < len(x.hold.conns) && x.hold.conns[i].fd >= 0 && !x.hold.conns[i].ready {
 		x.held(i)
 	}
@@ -296,8 +296,15 @@ func (x *handoffMode) stop() {
 // writing its next request, and a ready connection waits for the next I.
 func (x *handoffMode) wantReports() bool { return true }
 
-// info describes what is held at now, for a snapshot.
-func (x *handoffMode) info(now time.Time) *HeldInfo {
+// takesFDs: children give connections back (Keep).
+func (x *handoffMode) takesFDs() bool { return true }
+
+func (x *handoffMode) holdCounts() holdCounts {
+	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full}
+}
+
+// heldInfo describes what is held at now, for a snapshot.
+func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	h := x.hold
 	in := &HeldInfo{Filter: h.filter.String(), Held: h.count, Ready: h.ready, Parked: h.parked, Max: x.p.cfg.MaxHeld}
 	if t := h.oldest(); !t.IsZero() {

@@ -24,7 +24,7 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
 	p.cfg.Filter, p.cfg.MaxChildren = f, max(n, 1)
 	p.mode, _ = newMode(p, protocol.Dispatch)
-	if p.handoff == nil {
+	if _, ok := p.mode.(*handoffMode); !ok {
 		t.Fatalf("filter %v in dispatch mode: got %T, want a handoffMode", f, p.mode)
 	}
 	p.table = p.mode.table()
@@ -59,9 +59,9 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for i := range p.handoff.hold.conns {
-			if p.handoff.hold.conns[i].fd >= 0 {
-				p.handoff.close(i)
+		for i := range handoffOf(p).hold.conns {
+			if handoffOf(p).hold.conns[i].fd >= 0 {
+				handoffOf(p).close(i)
 			}
 		}
 	})
@@ -132,12 +132,12 @@ func TestHandoffWhenReady(t *testing.T) {
 	}
 	defer c.Close()
 	c.Write([]byte("GET / HTTP/1.1\r\nHost: a\r\n"))
-	turns(t, p, func() bool { return p.handoff.hold.count == 1 && p.handoff.hold.conns[0].got > 0 })
+	turns(t, p, func() bool { return handoffOf(p).hold.count == 1 && handoffOf(p).hold.conns[0].got > 0 })
 	if got := received(t, children[0]); len(got) != 0 {
 		t.Fatalf("before the head is complete: child got %q, want nothing", got)
 	}
 	c.Write([]byte("\r\n"))
-	turns(t, p, func() bool { return p.handoff.hold.count == 0 })
+	turns(t, p, func() bool { return handoffOf(p).hold.count == 0 })
 	conn, l := handed(t, children[0])
 	if l != 0 || p.slots[0].state != ordered || p.stats.Handoffs != 1 {
 		t.Errorf("got listener %d, slot 0 %v, handoffs %d; want 0, ordered, 1", l, p.slots[0].state, p.stats.Handoffs)
@@ -174,16 +174,16 @@ func TestHoldTimeout(t *testing.T) {
 			}
 			defer c.Close()
 			c.Write([]byte(tc.send))
-			turns(t, p, func() bool { return p.handoff.hold.count == 1 && p.handoff.hold.conns[0].got == len(tc.send) })
+			turns(t, p, func() bool { return handoffOf(p).hold.count == 1 && handoffOf(p).hold.conns[0].got == len(tc.send) })
 			p.now = p.now.Add(999 * time.Millisecond)
-			p.handoff.expire()
-			if p.handoff.hold.count != 1 {
-				t.Fatalf("before the timeout: held %d, want 1", p.handoff.hold.count)
+			handoffOf(p).expire()
+			if handoffOf(p).hold.count != 1 {
+				t.Fatalf("before the timeout: held %d, want 1", handoffOf(p).hold.count)
 			}
 			p.now = p.now.Add(2 * time.Millisecond)
-			p.handoff.expire()
-			if p.handoff.hold.count != 0 || p.stats.HoldTimeouts != 1 {
-				t.Fatalf("after the timeout: held %d, timeouts %d; want 0, 1", p.handoff.hold.count, p.stats.HoldTimeouts)
+			handoffOf(p).expire()
+			if handoffOf(p).hold.count != 0 || p.stats.HoldTimeouts != 1 {
+				t.Fatalf("after the timeout: held %d, timeouts %d; want 0, 1", handoffOf(p).hold.count, p.stats.HoldTimeouts)
 			}
 			c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			got, err := io.ReadAll(c)
@@ -209,7 +209,7 @@ func TestMaxHeld(t *testing.T) {
 		defer c.Close()
 		conns = append(conns, c)
 	}
-	turns(t, p, func() bool { return p.handoff.hold.count == 2 && p.handoff.full })
+	turns(t, p, func() bool { return handoffOf(p).hold.count == 2 && handoffOf(p).full })
 	if p.listeners[0].armed {
 		t.Errorf("full: listener still watched")
 	}
@@ -223,7 +223,7 @@ func TestMaxHeld(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	turns(t, p, func() bool { return p.handoff.hold.count == 0 && p.stats.HeldClosed == 3 })
+	turns(t, p, func() bool { return handoffOf(p).hold.count == 0 && p.stats.HeldClosed == 3 })
 	if q, _ := queueDepth(p.listeners[0].FD); q != 0 {
 		t.Errorf("after a close: accept queue %d, want 0", q)
 	}
@@ -265,8 +265,8 @@ func TestParkAndHandAgain(t *testing.T) {
 	conn.Close()
 	p.slots[1].state = idle // slot 0 stays busy: the next request goes to slot 1
 	p.idle.remove(0)
-	if p.handoff.hold.parked != 1 || p.stats.Parked != 1 {
-		t.Fatalf("parked %d, stats %d; want 1, 1", p.handoff.hold.parked, p.stats.Parked)
+	if handoffOf(p).hold.parked != 1 || p.stats.Parked != 1 {
+		t.Fatalf("parked %d, stats %d; want 1, 1", handoffOf(p).hold.parked, p.stats.Parked)
 	}
 	if got, _ := bufio.NewReader(c).ReadString('\n'); got != "one\n" {
 		t.Fatalf("first answer %q, want %q", got, "one\n")
@@ -293,15 +293,18 @@ func TestReadyIsDemand(t *testing.T) {
 	}
 	defer c.Close()
 	c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
-	turns(t, p, func() bool { return p.handoff.hold.ready == 1 })
+	turns(t, p, func() bool { return handoffOf(p).hold.ready == 1 })
 	if got := p.poolState().Queued; got != 1 || p.stats.Overloads != 1 {
 		t.Errorf("queued %d, overloads %d; want 1, 1", got, p.stats.Overloads)
 	}
 	if err := p.onMessage(s, protocol.Message{Type: protocol.Idle}); err != nil {
 		t.Fatal(err)
 	}
-	if p.handoff.hold.count != 0 || s.state != ordered {
-		t.Fatalf("after the I: held %d, slot %v; want 0, ordered", p.handoff.hold.count, s.state)
+	if handoffOf(p).hold.count != 0 || s.state != ordered {
+		t.Fatalf("after the I: held %d, slot %v; want 0, ordered", handoffOf(p).hold.count, s.state)
 	}
 	handed(t, children[0])
 }
+
+// handoffOf returns p's accept mode, a handoffMode (handoffPool checks).
+func handoffOf(p *Pool) *handoffMode { return p.mode.(*handoffMode) }

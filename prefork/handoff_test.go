@@ -260,3 +260,35 @@ func TestFilterNeedsHandoffWorker(t *testing.T) {
 		t.Errorf("Run: got %v, want a FieldError for accept-filter naming the fix", err)
 	}
 }
+
+// TestDataFilterDefersAccept: the data filter sets TCP_DEFER_ACCEPT on the
+// listener in every mode (where children accept, it is the filter; in
+// dispatch mode it spares the master a look), and no filter leaves it off.
+// The pool still serves.
+func TestDataFilterDefersAccept(t *testing.T) {
+	for _, tc := range []struct {
+		mode   protocol.Mode
+		filter acceptfilter.Filter
+		defers bool
+	}{
+		{protocol.Dispatch, acceptfilter.None, false},
+		{protocol.Dispatch, acceptfilter.Data, true},
+		{protocol.Exclusive, acceptfilter.None, false},
+		{protocol.Exclusive, acceptfilter.Data, true},
+		{protocol.Shared, acceptfilter.None, false},
+		{protocol.Shared, acceptfilter.Data, true},
+	} {
+		t.Run(tc.mode.String()+"/"+tc.filter.String(), func(t *testing.T) {
+			cfg := fastConfig(tc.mode)
+			cfg.Filter, cfg.StartChildren = tc.filter, 1
+			p := startPool(t, cfg, "keephttp")
+			secs, err := unix.GetsockoptInt(p.fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT)
+			if err != nil || (secs > 0) != tc.defers {
+				t.Errorf("TCP_DEFER_ACCEPT = %d, %v; want it set: %v", secs, err, tc.defers)
+			}
+			if body, err := get(p.addr, "/"); err != nil || !strings.HasPrefix(body, "slot=") {
+				t.Errorf("request: %q, %v", body, err)
+			}
+		})
+	}
+}

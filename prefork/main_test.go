@@ -171,6 +171,7 @@ type testPool struct {
 	*prefork.Pool
 	program prefork.Program
 	addr    string
+	fd      int // the listener, the pool's: open in this process while it runs
 	cancel  context.CancelFunc
 	runErr  chan error
 }
@@ -191,7 +192,7 @@ func startPool(t *testing.T, cfg prefork.Config, name string, env ...string) *te
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tp := &testPool{Pool: p, program: cfg.Program, addr: ln.Addr().String(), cancel: cancel, runErr: make(chan error, 1)}
+	tp := &testPool{Pool: p, program: cfg.Program, addr: ln.Addr().String(), fd: fd, cancel: cancel, runErr: make(chan error, 1)}
 	ln.Close()
 	go func() { tp.runErr <- p.Run(ctx) }()
 	t.Cleanup(func() { tp.stop(t) })

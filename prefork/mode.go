@@ -2,8 +2,10 @@ package prefork
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/actd/actd/protocol"
+	"golang.org/x/sys/unix"
 )
 
 // acceptMode is how the pool's children come to their connections: one type
@@ -36,7 +38,47 @@ type acceptMode interface {
 	// hush: the pool is quiet until the next tick, seconds away
 	// (quiet.go); a connection must still wake the loop.
 	hush()
+	holding
 }
+
+// holding is what the loop asks of a mode about the connections it holds
+// in the master: handoffMode (an accept filter in dispatch mode) holds
+// them; every other mode embeds holdsNone.
+type holding interface {
+	// takesFDs reports whether a child's messages may carry a descriptor
+	// (Keep): the channels of children that announced handoff are then
+	// read with recvmsg.
+	takesFDs() bool
+	// heldEvent: bytes, or the client's close, arrived on held connection
+	// i (kindHeld).
+	heldEvent(i int)
+	// park takes fd, a connection slot s gave back (Keep).
+	park(s *slot, fd int)
+	// holdCounts returns what is held now, cheaply, for the tick.
+	holdCounts() holdCounts
+	// heldInfo describes what is held at now for a snapshot, or returns
+	// nil if the mode holds nothing.
+	heldInfo(now time.Time) *HeldInfo
+}
+
+// holdCounts are a holding mode's connections at one moment.
+type holdCounts struct {
+	held  int  // held or parked: they time out, so the pool is not quiet
+	ready int  // of them, ready with no idle child: the scaler's demand
+	full  bool // MaxHeld held: the kernel queues the rest, by design
+}
+
+// holdsNone is the holding of a mode that holds no connection.
+type holdsNone struct{}
+
+func (holdsNone) takesFDs() bool               { return false }
+func (holdsNone) heldEvent(int)                {}
+func (holdsNone) holdCounts() holdCounts       { return holdCounts{} }
+func (holdsNone) heldInfo(time.Time) *HeldInfo { return nil }
+
+// park closes fd; it is not reached: only handoffTable has a Keep
+// transition.
+func (holdsNone) park(_ *slot, fd int) { unix.Close(fd) }
 
 // newMode returns the acceptMode of cfg.Mode for p. It is the one place the
 // mode is decided.
@@ -44,8 +86,7 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	switch m {
 	case protocol.Dispatch:
 		if p.cfg.holds() {
-			p.handoff = &handoffMode{p: p, hold: newHolder(p.cfg.Filter)}
-			return p.handoff, nil
+			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter)}, nil
 		}
 		return &dispatchMode{p: p}, nil
 	case protocol.Exclusive:

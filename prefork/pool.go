@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 	"golang.org/x/sys/unix"
 )
@@ -59,8 +58,7 @@ type Pool struct {
 	done    chan struct{} // closed when Run returns
 	ran     bool
 
-	handoff *handoffMode // mode, under an accept filter; else nil
-	fatal   error        // set by fail: Run returns it
+	fatal error // set by fail: Run returns it
 }
 
 // New checks cfg and the listeners and returns a pool ready to Run. The pool
@@ -94,11 +92,6 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 			return nil, err
 		}
 		p.listeners = append(p.listeners, ln)
-		if cfg.Filter == acceptfilter.Data && !cfg.holds() {
-			if err := deferAccept(l.FD, cfg.HoldTimeout); err != nil {
-				return nil, fmt.Errorf("listener %d (%s): %w", i, ln.Name, err)
-			}
-		}
 	}
 	p.env = childEnv(cfg, p.listeners)
 	p.mem = newMemory(cfg, log)
@@ -255,7 +248,7 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 	case kindTimer:
 		p.poll.expired()
 	case kindHeld:
-		p.handoff.event(index)
+		p.mode.heldEvent(index)
 	case kindZygote:
 		p.zygoteMessage(index)
 	case kindZygoteExit:

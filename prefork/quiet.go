@@ -18,7 +18,7 @@ func (p *Pool) quiet() bool {
 	if !p.pre.settled(p.cfg.Preload) {
 		return false // a zygote starts, ends, or is to be started
 	}
-	if p.handoff != nil && p.handoff.hold.count > 0 {
+	if p.mode.holdCounts().held > 0 {
 		return false // held connections time out
 	}
 	for _, l := range p.listeners {

@@ -7,12 +7,15 @@ import "golang.org/x/sys/unix"
 // cannot scale on idleness it does not see: the pool stays at
 // StartChildren.
 type sharedMode struct {
+	holdsNone
 	p *Pool
 }
 
 func (m *sharedMode) table() *table { return sharedTable }
 
-func (m *sharedMode) setup() error { return nil }
+// setup: under the data filter the kernel defers the listeners' accepts
+// (deferData).
+func (m *sharedMode) setup() error { return deferData(m.p.cfg, m.p.listeners) }
 
 func (m *sharedMode) readable(*listener) {}
 

@@ -137,9 +137,7 @@ func (p *Pool) snapshot() Snapshot {
 			s.count(sl)
 		}
 	}
-	if p.handoff != nil {
-		s.Held = p.handoff.info(now)
-	}
+	s.Held = p.mode.heldInfo(now)
 	s.Zygote = p.zygoteInfo()
 	return s
 }

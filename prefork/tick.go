@@ -181,10 +181,7 @@ func (p *Pool) queued() int {
 	for _, l := range p.listeners {
 		n += max(l.queue-l.orders, 0)
 	}
-	if p.handoff != nil {
-		n += p.handoff.hold.ready // held, ready, no idle child yet
-	}
-	return n
+	return n + p.mode.holdCounts().ready // held, ready, no idle child yet
 }
 
 // measureQueues reads every listener's accept-queue length once per tick,
@@ -236,7 +233,7 @@ func (p *Pool) checkStuck() {
 			}
 		}
 	}
-	if p.handoff != nil && p.handoff.full {
+	if p.mode.holdCounts().full {
 		stuck = false // the kernel queues what the master, full, will not hold: by design
 	}
 	p.stats.Stuck = stuck && p.stats.stuckTicks > 0
