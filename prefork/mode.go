@@ -9,7 +9,8 @@ import (
 )
 
 // acceptMode is how the pool's children come to their connections: one type
-// per mode (dispatch.go, exclusive.go, shared.go), chosen once by newMode.
+// per mode (dispatch.go, handoff.go, exclusive.go, shared.go), chosen once
+// by newMode.
 // The loop calls it; it calls back into the pool for everything modes
 // share. Adding a mode is a file with a type like these and a line in
 // newMode.
