@@ -142,7 +142,7 @@ func (x *handoffMode) poll(i int) {
 // longest waiting first.
 func (x *handoffMode) handOff() {
 	p := x.p
-	for p.idle.len() > 0 && p.stop == nil {
+	for p.idle.len() > 0 { // also while the pool stops: no child drains before the holder is empty
 		i := x.hold.nextReady()
 		if i < 0 {
 			return
@@ -177,15 +177,23 @@ func (x *handoffMode) close(i int) {
 	}
 }
 
-// park holds fd, given back by slot s (Keep) between two requests.
+// park holds fd, given back by slot s (Keep) between two requests. While
+// the pool stops it is closed, as an idle keep-alive connection, unless its
+// next request is in already and children still take connections.
 func (x *handoffMode) park(s *slot, fd int) {
 	p := x.p
-	if p.stop != nil {
-		unix.Close(fd)
+	p.stats.Parked++
+	i := x.hold.add(fd, s.listener, p.now, true)
+	if p.stop == nil {
+		x.held(i)
 		return
 	}
-	p.stats.Parked++
-	x.held(x.hold.add(fd, s.listener, p.now, true))
+	if p.stop.drained || x.hold.look(i) != isReady {
+		x.close(i)
+		return
+	}
+	x.hold.markReady(i)
+	x.handOff()
 }
 
 // expire closes the connections held longer than HoldTimeout without
@@ -281,12 +289,17 @@ func (x *handoffMode) scale() { x.p.scale() }
 
 func (x *handoffMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: protocol.Drain}) }
 
-// stop stops watching the listeners and closes what is held: no child
-// will take it.
+// stop stops watching the listeners and closes the parked connections
+// that are idle between two requests, as a server ends idle keep-alive
+// connections when it stops. What else is held still goes to the
+// children as it becomes ready, or times out: Pool.drainChildren waits for
+// it. Called again after the graceful timeout (checkStop), it closes
+// everything held.
 func (x *handoffMode) stop() {
 	x.watch()
 	for i := range x.hold.conns {
-		if x.hold.conns[i].fd >= 0 {
+		c := &x.hold.conns[i]
+		if c.fd >= 0 && (c.parked && !c.ready || x.p.stop.killed) {
 			x.close(i)
 		}
 	}

@@ -308,3 +308,47 @@ func TestReadyIsDemand(t *testing.T) {
 
 // handoffOf returns p's accept mode, a handoffMode (handoffPool checks).
 func handoffOf(p *Pool) *handoffMode { return p.mode.(*handoffMode) }
+
+// TestParkWhileStopping: a connection given back while the pool stops goes
+// to an idle child if its next request is in and the children have not
+// been told to drain; otherwise it is closed, as an idle keep-alive
+// connection or one no child will take.
+func TestParkWhileStopping(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		next      string
+		drained   bool
+		wantGiven bool
+	}{
+		{"idle", "", false, false},
+		{"request in", "GET /2 HTTP/1.1\r\n\r\n", false, true},
+		{"request in, drained", "GET /2 HTTP/1.1\r\n\r\n", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, _ := handoffPool(t, 2, acceptfilter.HTTP)
+			p.stop = &stopping{deadline: p.now.Add(time.Minute), drained: tc.drained}
+			s := p.slots[0]
+			s.state = busy
+			p.idle.remove(0)
+			pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(pair[1])
+			unix.Write(pair[1], []byte(tc.next + "x")[:len(tc.next)])
+			if err := p.onMessageFD(s, protocol.Message{Type: protocol.Keep}, pair[0]); err != nil {
+				t.Fatalf("K: %v", err)
+			}
+			if given := p.stats.Handoffs == 1; given != tc.wantGiven || handoffOf(p).hold.count != 0 {
+				t.Errorf("handed over: %v, still held %d; want %v, 0", given, handoffOf(p).hold.count, tc.wantGiven)
+			}
+			if !tc.wantGiven {
+				var b [1]byte
+				n, _, err := unix.Recvfrom(pair[1], b[:], unix.MSG_DONTWAIT)
+				if err == nil && n != 0 || err != nil && err != unix.ECONNRESET { // a reset: the unread request
+					t.Errorf("client end read %d, %v; want EOF or a reset (closed)", n, err)
+				}
+			}
+		})
+	}
+}

@@ -292,3 +292,63 @@ func TestDataFilterDefersAccept(t *testing.T) {
 		})
 	}
 }
+
+// TestStopAnswersHeld: a pool told to stop under an accept filter answers
+// every connection its master accepted: those ready and waiting for a busy
+// child, and one whose request is still coming. Only a parked keep-alive
+// connection, idle between two requests, is closed, as a server closes any
+// idle keep-alive connection. (The master used to close everything it held
+// at once: a reset for clients whose request was in.)
+func TestStopAnswersHeld(t *testing.T) {
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.MinChildren, cfg.MaxChildren, cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 2, 2, 2, 0, 2
+	cfg.Filter, cfg.HoldTimeout = acceptfilter.HTTP, time.Minute
+	p := startPool(t, cfg, "keephttp", "ACTD_TEST_DELAY=300ms")
+	eventually(t, "two idle children", func() bool { return snapshot(t, p).Idle == 2 })
+
+	idle, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	idle.SetDeadline(time.Now().Add(10 * time.Second))
+	idleReader := bufio.NewReader(idle)
+	idle.Write([]byte("GET /keep HTTP/1.1\r\n\r\n"))
+	if _, err := readAnswer(idleReader); err != nil {
+		t.Fatalf("keep-alive request: %v", err)
+	}
+	eventually(t, "the keep-alive connection parked", func() bool { return snapshot(t, p).Held.Parked == 1 })
+
+	const slow = 6
+	answers := make(chan string, slow)
+	for i := range slow {
+		go func() { body, err := get(p.addr, fmt.Sprintf("/slow/%d", i)); answers <- fmt.Sprint(body, err) }()
+	}
+	partial, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer partial.Close()
+	partial.SetDeadline(time.Now().Add(10 * time.Second))
+	partial.Write([]byte("GET /partial HTTP/1.0\r\n"))
+	eventually(t, "ready connections waiting for a child, and the partial one held", func() bool {
+		h := snapshot(t, p).Held
+		return h.Ready >= 2 && h.Held-h.Ready-h.Parked >= 1
+	})
+
+	p.cancel()
+	time.Sleep(100 * time.Millisecond) // the stop has begun
+	partial.Write([]byte("\r\n"))
+	if body, err := readAnswer(bufio.NewReader(partial)); err != nil || !strings.HasSuffix(body, " /partial\n") {
+		t.Errorf("request finished after the stop: %q, %v; want its answer", body, err)
+	}
+	for range slow {
+		if got := <-answers; !strings.HasPrefix(got, "slot=") || !strings.Contains(got, " /slow/") {
+			t.Errorf("request held at the stop: %q, want its answer", got)
+		}
+	}
+	if got, err := idleReader.ReadString('\n'); err != io.EOF {
+		t.Errorf("parked idle connection: read %q, %v; want EOF (closed)", got, err)
+	}
+	p.stop(t)
+}

@@ -49,6 +49,7 @@ func isClosed(ch chan struct{}) bool {
 type stopping struct {
 	deadline time.Time // SIGKILL whatever still runs then
 	killed   bool
+	drained  bool // the children were told to drain (drainChildren)
 }
 
 // startGeneration starts StartChildren children of a new generation.
@@ -134,11 +135,29 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	return gen, ready, err
 }
 
-// beginStop starts the drain that ends Run.
+// beginStop starts the drain that ends Run: no new connections, then the
+// children drain (drainChildren).
 func (p *Pool) beginStop() {
 	p.stop = &stopping{deadline: p.now.Add(p.cfg.GracefulTimeout)}
 	p.mode.stop()
 	p.stopZygotes(false, "stop")
+	if held := p.mode.holdCounts().held; held > 0 {
+		p.log.Info("stopping: handing held connections to children first", "event", "stop", "held", held)
+	}
+	p.drainChildren()
+	p.changedState()
+}
+
+// drainChildren tells every live child to drain, once the mode holds no
+// connection: one the master accepted is the pool's to answer, so the
+// children keep taking held connections until each was handed over,
+// closed by its client, or timed out (handoff.go). Run's loop calls it on
+// every turn of a stop; it drains once.
+func (p *Pool) drainChildren() {
+	if p.stop == nil || p.stop.drained || p.mode.holdCounts().held > 0 {
+		return
+	}
+	p.stop.drained = true
 	for _, s := range p.slots {
 		if s.live() {
 			p.retire(s, "stop")
@@ -148,13 +167,15 @@ func (p *Pool) beginStop() {
 	p.changedState()
 }
 
-// checkStop kills what outlives the graceful timeout.
+// checkStop kills what outlives the graceful timeout, and closes what the
+// mode still holds.
 func (p *Pool) checkStop() {
 	if p.stop.killed || p.now.Before(p.stop.deadline) {
 		return
 	}
 	p.stop.killed = true
 	p.killAll("graceful timeout")
+	p.mode.stop()
 }
 
 func (p *Pool) killAll(why string) {

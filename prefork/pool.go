@@ -230,6 +230,7 @@ func (p *Pool) turn(ctx context.Context) error {
 	if !p.now.Before(p.nextTick) {
 		p.tick()
 	}
+	p.drainChildren()
 	p.armReports()
 	return p.fatal
 }
