@@ -99,10 +99,20 @@ func (x *handoffMode) readable(l *listener) {
 	}
 }
 
-// held looks at connection i, now held (accepted, parked, or with new
-// bytes): hands it over if ready, closes it if gone, else waits for bytes.
-func (x *handoffMode) held(i int) {
-	switch x.hold.look(i) {
+// held looks at connection i, now held (accepted or parked).
+func (x *handoffMode) held(i int) { x.look(i, false) }
+
+// look hands connection i over if it is ready, closes it if its client
+// is gone, and else waits for more bytes. closed: the client closed its
+// side, so no more come; a request it sent whole is still handed over (a
+// client may half-close after its request), a part of one is closed.
+// (A peek cannot tell a close behind bytes still unread.)
+func (x *handoffMode) look(i int, closed bool) {
+	got := x.hold.look(i)
+	if got == notYet && closed {
+		got = isGone
+	}
+	switch got {
 	case isGone:
 		x.p.stats.HeldClosed++
 		x.close(i)
@@ -117,10 +127,10 @@ func (x *handoffMode) held(i int) {
 	}
 }
 
-// heldEvent: bytes (or the client's close) arrived on held connection i.
-func (x *handoffMode) heldEvent(i int) {
+// heldEvent: bytes arrived on held connection i, or its client closed it.
+func (x *handoffMode) heldEvent(i int, closed bool) {
 	if i < len(x.hold.conns) && x.hold.conns[i].fd >= 0 && !x.hold.conns[i].ready {
-		x.held(i)
+		x.look(i, closed)
 	}
 }
 
@@ -289,17 +299,18 @@ func (x *handoffMode) scale() { x.p.scale() }
 
 func (x *handoffMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: protocol.Drain}) }
 
-// stop stops watching the listeners and closes the parked connections
-// that are idle between two requests, as a server ends idle keep-alive
-// connections when it stops. What else is held still goes to the
-// children as it becomes ready, or times out: Pool.drainChildren waits for
+// stop stops watching the listeners and closes the held connections that
+// are idle: nothing of a request came (silent ones, and parked keep-alive
+// connections between two requests), as a server ends idle connections
+// when it stops. A connection with a request in, or part of one, still
+// goes to a child once ready, or times out: Pool.drainChildren waits for
 // it. Called again after the graceful timeout (checkStop), it closes
 // everything held.
 func (x *handoffMode) stop() {
 	x.watch()
 	for i := range x.hold.conns {
 		c := &x.hold.conns[i]
-		if c.fd >= 0 && (c.parked && !c.ready || x.p.stop.killed) {
+		if c.fd >= 0 && (!c.ready && c.got == 0 || x.p.stop.killed) {
 			x.close(i)
 		}
 	}

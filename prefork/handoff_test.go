@@ -295,16 +295,28 @@ func TestDataFilterDefersAccept(t *testing.T) {
 
 // TestStopAnswersHeld: a pool told to stop under an accept filter answers
 // every connection its master accepted: those ready and waiting for a busy
-// child, and one whose request is still coming. Only a parked keep-alive
-// connection, idle between two requests, is closed, as a server closes any
-// idle keep-alive connection. (The master used to close everything it held
+// child, and one whose request is still coming. Only idle ones are closed,
+// as a server closes idle connections: a parked keep-alive connection
+// between two requests, and a silent one. (The master used to close everything it held
 // at once: a reset for clients whose request was in.)
 func TestStopAnswersHeld(t *testing.T) {
 	cfg := fastConfig(protocol.Dispatch)
 	cfg.MinChildren, cfg.MaxChildren, cfg.StartChildren, cfg.MinSpare, cfg.MaxSpare = 2, 2, 2, 0, 2
-	cfg.Filter, cfg.HoldTimeout = acceptfilter.HTTP, time.Minute
+	// Long timeouts: a connection kept past the stop would hold the pool
+	// beyond the 15 s that p.stop waits.
+	cfg.Filter, cfg.HoldTimeout, cfg.GracefulTimeout = acceptfilter.HTTP, time.Minute, time.Minute
 	p := startPool(t, cfg, "keephttp", "ACTD_TEST_DELAY=300ms")
 	eventually(t, "two idle children", func() bool { return snapshot(t, p).Idle == 2 })
+
+	silent, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	silent.SetDeadline(time.Now().Add(20 * time.Second))
+	// TCP_DEFER_ACCEPT brings a silent connection to the master a second
+	// or more late.
+	eventually(t, "the silent connection held", func() bool { return snapshot(t, p).Held.Held == 1 })
 
 	idle, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 	if err != nil {
@@ -331,9 +343,10 @@ func TestStopAnswersHeld(t *testing.T) {
 	defer partial.Close()
 	partial.SetDeadline(time.Now().Add(10 * time.Second))
 	partial.Write([]byte("GET /partial HTTP/1.0\r\n"))
-	eventually(t, "ready connections waiting for a child, and the partial one held", func() bool {
-		h := snapshot(t, p).Held
-		return h.Ready >= 2 && h.Held-h.Ready-h.Parked >= 1
+	eventually(t, "every request accepted, some waiting for a child, the partial and the silent one held", func() bool {
+		s := snapshot(t, p)
+		h := s.Held
+		return s.Stats.Handoffs+uint64(h.Ready) == 1+slow && h.Ready >= 2 && h.Held-h.Ready-h.Parked >= 2
 	})
 
 	p.cancel()
@@ -349,6 +362,10 @@ func TestStopAnswersHeld(t *testing.T) {
 	}
 	if got, err := idleReader.ReadString('\n'); err != io.EOF {
 		t.Errorf("parked idle connection: read %q, %v; want EOF (closed)", got, err)
+	}
+	var b [1]byte
+	if n, err := silent.Read(b[:]); err != io.EOF {
+		t.Errorf("silent connection: read %d bytes, %v; want EOF (closed)", n, err)
 	}
 	p.stop(t)
 }

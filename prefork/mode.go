@@ -50,9 +50,9 @@ type holding interface {
 	// (Keep): the channels of children that announced handoff are then
 	// read with recvmsg.
 	takesFDs() bool
-	// heldEvent: bytes, or the client's close, arrived on held connection
-	// i (kindHeld).
-	heldEvent(i int)
+	// heldEvent: bytes arrived on held connection i (kindHeld), or its
+	// client closed (or half-closed) it: closed.
+	heldEvent(i int, closed bool)
 	// park takes fd, a connection slot s gave back (Keep).
 	park(s *slot, fd int)
 	// holdCounts returns what is held now, cheaply, for the tick.
@@ -73,7 +73,7 @@ type holdCounts struct {
 type holdsNone struct{}
 
 func (holdsNone) takesFDs() bool               { return false }
-func (holdsNone) heldEvent(int)                {}
+func (holdsNone) heldEvent(int, bool)          {}
 func (holdsNone) holdCounts() holdCounts       { return holdCounts{} }
 func (holdsNone) heldInfo(time.Time) *HeldInfo { return nil }
 

@@ -249,7 +249,7 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 	case kindTimer:
 		p.poll.expired()
 	case kindHeld:
-		p.mode.heldEvent(index)
+		p.mode.heldEvent(index, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
 	case kindZygote:
 		p.zygoteMessage(index)
 	case kindZygoteExit:
