@@ -44,6 +44,7 @@ type handoffMode struct {
 	hold    *holder
 	full    bool // not watching the listeners: MaxHeld held
 	stalled bool // not watching the listeners: out of fds, until the next tick
+	starved bool // not watching the listeners: no idle child, until one is
 }
 
 func (x *handoffMode) table() *table { return handoffTable }
@@ -70,7 +71,11 @@ func (x *handoffMode) setup() error {
 // late.
 const deferHeld = time.Second
 
-// readable accepts what waits on l and holds it.
+// readable accepts what waits on l and holds it, while a child is idle to
+// take what is ready. With none idle it stops watching the listeners until
+// one is (an overload): a connection accepted then would only wait in the
+// master, where a master that dies or is killed takes it along, instead of
+// in the socket's queue, which systemd keeps for the next one.
 func (x *handoffMode) readable(l *listener) {
 	p := x.p
 	if p.stop != nil {
@@ -78,6 +83,12 @@ func (x *handoffMode) readable(l *listener) {
 	}
 	p.harvestOnce() // an I read in this turn makes its child the lowest idle again
 	for range acceptBatch {
+		if p.idle.len() == 0 {
+			p.stats.Overloads++
+			x.starved = true
+			x.watch()
+			return
+		}
 		if x.hold.count >= p.cfg.MaxHeld {
 			x.full = true
 			x.watch()
@@ -241,10 +252,10 @@ func (x *handoffMode) answer408(fd int) {
 var response408 = []byte("HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nContent-Length: 16\r\n" +
 	"Connection: close\r\n\r\nRequest Timeout\n")
 
-// watch starts or stops watching the listeners: stopped while full or
-// stalled, or once the pool stops.
+// watch starts or stops watching the listeners: stopped while full,
+// stalled or starved, or once the pool stops.
 func (x *handoffMode) watch() {
-	on := !x.full && !x.stalled && x.p.stop == nil
+	on := !x.full && !x.stalled && !x.starved && x.p.stop == nil
 	for _, l := range x.p.listeners {
 		if l.armed == on {
 			continue
@@ -261,14 +272,19 @@ func (x *handoffMode) watch() {
 	}
 }
 
-// moved hands ready connections over when a child is idle, and stops the
-// pool at the hello of a worker that cannot take them.
+// moved hands ready connections over when a child is idle, watches the
+// listeners again if it is still idle then, and stops the pool at the
+// hello of a worker that cannot take them.
 func (x *handoffMode) moved(s *slot, from, to state, ev event) {
 	switch {
 	case ev == evHello && !s.caps.Has(protocol.CapHandoff):
 		x.p.fail(errNoHandoff(x.p.cfg, s))
 	case to == idle && from != idle:
 		x.handOff()
+		if x.starved && x.p.idle.len() > 0 {
+			x.starved = false
+			x.watch()
+		}
 	}
 }
 

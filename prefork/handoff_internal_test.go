@@ -287,10 +287,12 @@ func TestParkAndHandAgain(t *testing.T) {
 	}
 }
 
-// TestReadyIsDemand: a ready connection with no idle child to take it
-// waits, counts as an overload and as demand for the scaler, and goes to
-// the next child that reports idle.
-func TestReadyIsDemand(t *testing.T) {
+// TestNoIdleChildLeavesQueued: with no idle child the master accepts
+// nothing (a connection would only wait in the master, and die with it):
+// it stops watching the listener, counts an overload, and the connection
+// waits in the kernel's queue, the scaler's demand, until a child reports
+// idle and gets it.
+func TestNoIdleChildLeavesQueued(t *testing.T) {
 	p, children, addr := handoffPool(t, 1, acceptfilter.HTTP)
 	s := p.slots[0]
 	s.state = busy
@@ -301,13 +303,16 @@ func TestReadyIsDemand(t *testing.T) {
 	}
 	defer c.Close()
 	c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
-	turns(t, p, func() bool { return handoffOf(p).hold.ready == 1 })
-	if got := p.poolState().Queued; got != 1 || p.stats.Overloads != 1 {
-		t.Errorf("queued %d, overloads %d; want 1, 1", got, p.stats.Overloads)
+	turns(t, p, func() bool { return handoffOf(p).starved })
+	p.measureQueues()
+	if got := p.poolState().Queued; got != 1 || p.stats.Overloads != 1 || handoffOf(p).hold.count != 0 || p.listeners[0].armed {
+		t.Errorf("queued %d, overloads %d, held %d, listener watched %v; want 1, 1, 0, false",
+			got, p.stats.Overloads, handoffOf(p).hold.count, p.listeners[0].armed)
 	}
 	if err := p.onMessage(s, protocol.Message{Type: protocol.Idle}); err != nil {
 		t.Fatal(err)
 	}
+	turns(t, p, func() bool { return p.stats.Handoffs == 1 })
 	if handoffOf(p).hold.count != 0 || s.state != ordered {
 		t.Fatalf("after the I: held %d, slot %v; want 0, ordered", handoffOf(p).hold.count, s.state)
 	}
@@ -364,46 +369,37 @@ func TestParkWhileStopping(t *testing.T) {
 // TestClientCloseWhileHeld: a client that closes (or half-closes) its side
 // after part of a request is closed at once, not held until its hold
 // timeout (a peek still shows its bytes, so only the event's hang-up
-// tells); one that half-closes after a whole request is handed over.
+// tells); one that sends the rest of its request with the half-close is
+// handed over.
 func TestClientCloseWhileHeld(t *testing.T) {
+	const part = "GET / HTTP/1.1\r\nHost: a\r\n"
 	for _, tc := range []struct {
-		name, send string
+		name, rest string
 		half       bool // CloseWrite, else Close
 		handed     bool
 	}{
-		{"part, closed", "GET / HTTP/1.1\r\nHost: a\r\n", false, false},
-		{"part, half-closed", "GET / HTTP/1.1\r\nHost: a\r\n", true, false},
-		{"whole, half-closed", "GET / HTTP/1.0\r\n\r\n", true, true},
+		{"part, closed", "", false, false},
+		{"part, half-closed", "", true, false},
+		{"rest, half-closed", "\r\n", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _, addr := handoffPool(t, 1, acceptfilter.HTTP)
-			p.slots[0].state = busy // no idle child: a ready connection stays held
-			p.idle.remove(0)
 			c, err := net.Dial("tcp", addr.String())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			c.Write([]byte(tc.send))
-			turns(t, p, func() bool { h := handoffOf(p).hold; return h.count == 1 && h.conns[0].got == len(tc.send) })
+			c.Write([]byte(part))
+			turns(t, p, func() bool { h := handoffOf(p).hold; return h.count == 1 && h.conns[0].got == len(part) })
+			c.Write([]byte(tc.rest))
 			if tc.half {
 				c.(*net.TCPConn).CloseWrite()
 			} else {
 				c.Close()
 			}
-			if tc.handed {
-				turns(t, p, func() bool { return handoffOf(p).hold.ready == 1 })
-				p.slots[0].state = idle
-				p.idle.add(0)
-				handoffOf(p).handOff()
-				if p.stats.Handoffs != 1 {
-					t.Errorf("handoffs %d, want 1", p.stats.Handoffs)
-				}
-				return
-			}
 			turns(t, p, func() bool { return handoffOf(p).hold.count == 0 })
-			if p.stats.HeldClosed != 1 {
-				t.Errorf("held closed %d, want 1", p.stats.HeldClosed)
+			if got := p.stats.Handoffs == 1; got != tc.handed || p.stats.HeldClosed != uint64(1-boolInt(tc.handed)) {
+				t.Errorf("handed over %v, held closed %d; want %v, %d", got, p.stats.HeldClosed, tc.handed, 1-boolInt(tc.handed))
 			}
 		})
 	}

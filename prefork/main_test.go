@@ -184,6 +184,14 @@ func startPool(t *testing.T, cfg prefork.Config, name string, env ...string) *te
 		t.Fatal(err)
 	}
 	fd := dupListener(t, ln)
+	ln.Close()
+	return startPoolOn(t, cfg, name, fd, ln.Addr().String(), env...)
+}
+
+// startPoolOn starts a pool on listener fd, which it owns from then on,
+// whose address is addr.
+func startPoolOn(t *testing.T, cfg prefork.Config, name string, fd int, addr string, env ...string) *testPool {
+	t.Helper()
 	cfg.Program = prefork.Program{Path: "/proc/self/exe",
 		Args: []string{"prefork.test"},
 		Env:  append(os.Environ(), append(env, envWorker+"="+name)...)}
@@ -192,8 +200,7 @@ func startPool(t *testing.T, cfg prefork.Config, name string, env ...string) *te
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tp := &testPool{Pool: p, program: cfg.Program, addr: ln.Addr().String(), fd: fd, cancel: cancel, runErr: make(chan error, 1)}
-	ln.Close()
+	tp := &testPool{Pool: p, program: cfg.Program, addr: addr, fd: fd, cancel: cancel, runErr: make(chan error, 1)}
 	go func() { tp.runErr <- p.Run(ctx) }()
 	t.Cleanup(func() { tp.stop(t) })
 	select {
