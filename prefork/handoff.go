@@ -72,42 +72,67 @@ func (x *handoffMode) setup() error {
 const deferHeld = time.Second
 
 // readable accepts what waits on l and holds it, while a child is idle to
-// take what is ready. With none idle it stops watching the listeners until
-// one is (an overload): a connection accepted then would only wait in the
-// master, where a master that dies or is killed takes it along, instead of
-// in the socket's queue, which systemd keeps for the next one.
+// take what is ready. With none idle the master stops watching the
+// listeners (an overload): a connection accepted then would only wait in
+// the master, where a master that dies or is killed takes it along,
+// instead of in the socket's queue, which systemd keeps for the next one.
+// The next child to go idle accepts again (fill).
 func (x *handoffMode) readable(l *listener) {
-	p := x.p
-	if p.stop != nil {
+	if x.p.stop != nil {
 		return
 	}
-	p.harvestOnce() // an I read in this turn makes its child the lowest idle again
+	x.p.harvestOnce() // an I read in this turn makes its child the lowest idle again
+	x.accept(l)
+}
+
+// accept accepts and holds up to a batch of what waits on l. It returns
+// true if it found l's queue empty, false if it stopped before: no child
+// idle (starved), MaxHeld held (full), an error (stalled), or a whole
+// batch taken.
+func (x *handoffMode) accept(l *listener) bool {
+	p := x.p
 	for range acceptBatch {
 		if p.idle.len() == 0 {
 			p.stats.Overloads++
 			x.starved = true
 			x.watch()
-			return
+			return false
 		}
 		if x.hold.count >= p.cfg.MaxHeld {
 			x.full = true
 			x.watch()
-			return
+			return false
 		}
 		fd, err := rawAccept(l.FD)
 		switch {
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
 		case err == unix.EAGAIN:
-			return
+			return true
 		case err != nil:
 			p.log.Error("accept", "listener", l.Name, "err", err)
 			x.stalled = true
 			x.watch()
-			return
+			return false
 		}
 		x.held(x.hold.add(fd, l.index, p.now, false))
 	}
+	return false
+}
+
+// fill accepts for the children idle after the master stopped watching
+// the listeners for want of one, at once, in the turn that made them
+// idle: a saturated pool takes each next connection without watching the
+// listeners again. Once children stay idle it watches them again.
+func (x *handoffMode) fill() {
+	for _, l := range x.p.listeners {
+		x.accept(l)
+		if x.p.idle.len() == 0 {
+			return // starved again
+		}
+	}
+	x.starved = false // every queue empty, or a batch taken: the listeners say when more comes
+	x.watch()
 }
 
 // held looks at connection i, now held (accepted or parked).
@@ -272,18 +297,17 @@ func (x *handoffMode) watch() {
 	}
 }
 
-// moved hands ready connections over when a child is idle, watches the
-// listeners again if it is still idle then, and stops the pool at the
-// hello of a worker that cannot take them.
+// moved hands ready connections over when a child is idle, accepts for
+// it if the listeners wait for one (fill), and stops the pool at the hello
+// of a worker that cannot take them.
 func (x *handoffMode) moved(s *slot, from, to state, ev event) {
 	switch {
 	case ev == evHello && !s.caps.Has(protocol.CapHandoff):
 		x.p.fail(errNoHandoff(x.p.cfg, s))
 	case to == idle && from != idle:
 		x.handOff()
-		if x.starved && x.p.idle.len() > 0 {
-			x.starved = false
-			x.watch()
+		if x.starved && x.p.idle.len() > 0 && x.p.stop == nil {
+			x.fill()
 		}
 	}
 }
