@@ -13,16 +13,18 @@ import (
 // --accept-filter data or http), top to bottom:
 //
 //  1. accept: a listener is readable. The master accepts (up to a batch per
-//     event) and holds each connection (hold.go): no child yet.
+//     event) and holds each connection (hold.go): no child yet. It accepts
+//     only while a child is idle; with none, the listeners wait unwatched
+//     and the next child to go idle accepts (fill).
 //  2. look: it peeks at the bytes the client has sent, at once and then at
 //     each arrival (the connection is in the loop's epoll set,
 //     edge-triggered), until the filter finds it ready; a client that
 //     closes is closed, one not ready within --hold-timeout too (http: 408
 //     first if some of a request came).
 //  3. handOff: the lowest idle child gets the ready connection in a C
-//     message (fd attached); the master closes its copy. Ready connections
-//     wait in order for the next idle child: the scaler counts them as
-//     demand.
+//     message (fd attached); the master closes its copy. Parked
+//     connections whose next request came with no child idle wait in order
+//     for the next idle child: the scaler counts them as demand.
 //  4. The child answers B, serves, and sends I; or, between two requests
 //     on a keep-alive connection, K with the connection (park), then I. A
 //     parked connection is held again, as in 2, and goes to whichever child
