@@ -66,12 +66,8 @@ func TestPackagePicture(t *testing.T) {
 func imports(t *testing.T, dir string) []string {
 	t.Helper()
 	var paths []string
-	for _, f := range goFiles(t, dir) {
-		ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range ast.Imports {
+	for _, f := range parsed(t, dir, parser.ImportsOnly) {
+		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			paths = append(paths, p)
 		}
@@ -99,11 +95,7 @@ func TestExportBudget(t *testing.T) {
 func exported(t *testing.T, dir string) []string {
 	t.Helper()
 	var names []string
-	for _, path := range goFiles(t, dir) {
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range parsed(t, dir, parser.SkipObjectResolution) {
 		for _, d := range f.Decls {
 			names = append(names, declNames(d)...)
 		}
@@ -149,12 +141,23 @@ func exportedOnly(name string) []string {
 	return nil
 }
 
-// goFiles returns dir's non-test Go files.
-func goFiles(t *testing.T, dir string) []string {
+// parsed returns dir's non-test Go files, parsed with mode.
+func parsed(t *testing.T, dir string, mode parser.Mode) []*ast.File {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) == 0 {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(paths) == 0 {
 		t.Fatalf("no Go files in %s: %v", dir, err)
 	}
-	return slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, "_test.go") })
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
 }
