@@ -155,7 +155,15 @@ const overloadLogEvery = 10 * time.Second
 // while the pool is saturated, arrivals do not wake the master, and the
 // children under KeepAccepting serve the queue.
 func (d *dispatchMode) overloaded(l *listener) {
-	p := d.p
+	d.p.overload(l)
+	l.starved = true
+	d.arm(l, false)
+	d.p.changedState()
+}
+
+// overload counts a connection waiting on l with no idle child, and logs
+// it now and then.
+func (p *Pool) overload(l *listener) {
 	p.stats.Overloads++
 	// While children start (a cold start, a burst the scaler answers) a
 	// wait is expected: not a warning.
@@ -164,9 +172,6 @@ func (d *dispatchMode) overloaded(l *listener) {
 		p.log.Warn("connections wait, no idle child", "event", "overload", "listener", l.Name,
 			"overloads", p.stats.Overloads, "children", p.liveCount(), "max", p.cfg.MaxChildren)
 	}
-	l.starved = true
-	d.arm(l, false)
-	p.changedState()
 }
 
 // resolveOrder is called when an ordered child answers: took reports a B

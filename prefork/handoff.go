@@ -84,42 +84,54 @@ func (x *handoffMode) readable(l *listener) {
 		return
 	}
 	x.p.harvestOnce() // an I read in this turn makes its child the lowest idle again
-	x.accept(l)
+	x.accept(l, true)
 }
 
-// accept accepts and holds up to a batch of what waits on l. It returns
-// true if it found l's queue empty, false if it stopped before: no child
-// idle (starved), MaxHeld held (full), an error (stalled), or a whole
-// batch taken.
-func (x *handoffMode) accept(l *listener) bool {
+// accept accepts and holds up to a batch of what waits on l, until its
+// queue is empty, no child is idle (starve), MaxHeld are held (full) or
+// accept fails (stalled). readable: l was found readable, so a connection
+// waits.
+func (x *handoffMode) accept(l *listener, readable bool) {
 	p := x.p
 	for range acceptBatch {
 		if p.idle.len() == 0 {
-			p.stats.Overloads++
-			x.starved = true
-			x.watch()
-			return false
+			x.starve(l, readable)
+			return
 		}
 		if x.hold.count >= p.cfg.MaxHeld {
 			x.full = true
 			x.watch()
-			return false
+			return
 		}
 		fd, err := rawAccept(l.FD)
 		switch {
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
 		case err == unix.EAGAIN:
-			return true
+			return
 		case err != nil:
 			p.log.Error("accept", "listener", l.Name, "err", err)
 			x.stalled = true
 			x.watch()
-			return false
+			return
 		}
+		readable = false // that one is taken: whether more wait, the queue says
 		x.held(x.hold.add(fd, l.index, p.now, false))
 	}
-	return false
+}
+
+// starve stops watching the listeners for want of an idle child, and
+// counts an overload if a connection waits on l.
+func (x *handoffMode) starve(l *listener, waiting bool) {
+	if !waiting {
+		q, ok := queueDepth(l.FD)
+		waiting = ok && q > 0
+	}
+	if waiting {
+		x.p.overload(l)
+	}
+	x.starved = true
+	x.watch()
 }
 
 // fill accepts for the children idle after the master stopped watching
@@ -128,7 +140,7 @@ func (x *handoffMode) accept(l *listener) bool {
 // listeners again. Once children stay idle it watches them again.
 func (x *handoffMode) fill() {
 	for _, l := range x.p.listeners {
-		x.accept(l)
+		x.accept(l, false)
 		if x.p.idle.len() == 0 {
 			return // starved again
 		}
