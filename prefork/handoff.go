@@ -335,8 +335,9 @@ func errNoHandoff(cfg Config, s *slot) error {
 			"or a worker that supports protocol revision 3 hand-off", s.num, s.pid)}
 }
 
-// tick times out held connections and watches the listeners again after
-// a stall.
+// tick times out held connections, watches the listeners again after a
+// stall, and accepts for children idle while the listeners wait for one
+// (moved does at once; this is the backstop).
 func (x *handoffMode) tick() {
 	x.expire()
 	if x.stalled {
@@ -344,6 +345,9 @@ func (x *handoffMode) tick() {
 		x.watch()
 	}
 	x.handOff()
+	if x.starved && x.p.idle.len() > 0 && x.p.stop == nil {
+		x.fill()
+	}
 }
 
 // hush: the listeners wake the loop already; quiet holds no connection.
