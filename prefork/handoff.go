@@ -121,11 +121,14 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 }
 
 // starve stops watching the listeners for want of an idle child, and
-// counts an overload if a connection waits on l.
+// counts an overload if a connection waits on l: waiting, or a TCP
+// listener's queue says so (one getsockopt; a unix listener's queue would
+// cost a netlink round trip per connection of a saturated pool, so there
+// only waiting counts).
 func (x *handoffMode) starve(l *listener, waiting bool) {
-	if !waiting {
-		q, ok := queueDepth(l.FD)
-		waiting = ok && q > 0
+	if !waiting && l.tcp {
+		info, err := rawTCPInfo(l.FD)
+		waiting = err == nil && info.Unacked > 0
 	}
 	if waiting {
 		x.p.overload(l)
