@@ -3,7 +3,8 @@
 Every message is one SOCK_SEQPACKET packet: an 8-byte header (type, wire
 format, listener, value) and, for a request report (R), up to MAX_TEXT
 bytes of UTF-8 text. A connection handed over (C) or given back (K),
-revision 3, has its file descriptor attached (SCM_RIGHTS).
+revision 3, has its file descriptor attached (SCM_RIGHTS); so has a
+connection a screening child (revision 4) accepted and found not ready.
 """
 
 import array
@@ -14,8 +15,9 @@ import struct
 HEADER = struct.Struct("!cBHI")  # type, wire format, listener (u16), value (u32)
 WIRE = 1
 MAX_TEXT = 248  # protocol.MaxText: a packet is at most 256 bytes
-REVISION = 3  # the protocol revision this package is written for
+REVISION = 4  # the protocol revision this package is written for
 HANDOFF = 1  # capability bit 0: takes C, may send K (revision 3)
+SCREEN = 4  # capability bit 2: accepts by itself under a filter, K from any state (revision 4)
 FD_SPACE = socket.CMSG_SPACE(array.array("i").itemsize)  # room for one fd
 
 # child -> master

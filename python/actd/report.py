@@ -71,14 +71,19 @@ class Reporter:
         """Note the request's end (the connection may wait for another)."""
         self.text = None
 
+    def end(self):
+        """Note that the connection in hand is over, without reporting it
+        yet: from here on only the caller sends (a K before done's I)."""
+        self.active = False
+        self.text = None
+
     def done(self, idle):
         """Note the connection's end, and report it.
 
         idle: send I if the connection was reported B (exclusive mode; a
         dispatch-mode child sends its I itself when its batch ends).
         """
-        self.active = False
-        self.text = None
+        self.end()
         if self.reported:
             if idle:
                 self.channel.send(ch.IDLE)

@@ -17,6 +17,13 @@ it is served like an accepted one, between B and I. Between two of its
 requests, when nothing of the next one has arrived within GIVE_BACK_GRACE,
 the worker gives such a connection back (K) instead of waiting for it: an
 idle keep-alive client holds no child.
+
+Children first (ACTD_PROTOCOL 4 or later, ACTD_ACCEPT_FILTER data or
+http, dispatch mode; capabilities "handoff" and "screen"): the worker
+accepts by itself as in exclusive mode, and takes C at any time; it looks
+at each connection it accepts (actd.screen) and serves it if its request
+is there, else gives it to the master (K), which holds it until it is.
+Any connection it serves may go back so between two requests.
 """
 
 import errno
@@ -28,8 +35,9 @@ import time
 
 from . import channel as ch
 from .report import Reporter
+from .screen import FILTERS, READY, WAIT, Screen
 
-GIVE_BACK_GRACE = 0.001  # seconds a handed-over connection may keep its child idle
+GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
 BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
@@ -60,21 +68,27 @@ class Worker:
         self.kinds = [(int(s.family), int(s.type), s.proto) for s in self.listeners]
         self.again = Retry()
         self.channel = ch.Channel.from_environ(environ)
+        self.screen = screen_for(environ, self.mode, self.channel.revision)  # a Screen, or None
+        self.registered = False  # the listeners are in our epoll set
         self.reporter = Reporter(self.channel)
         self.watch = select.poll()
         self.watch.register(self.channel.fd, select.POLLIN)
         self.pause = 0.0  # after an accept that failed for want of resources
-        self.parkable = False  # the connection in hand came with C
+        self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
-        self.channel.send(ch.HELLO, capabilities(self.channel.revision), os.getpid())
+        caps = capabilities(self.channel.revision, self.screen is not None)
+        self.channel.send(ch.HELLO, caps, os.getpid())
         self.channel.send(ch.IDLE)
-        if self.mode == "exclusive":
-            self._exclusive()
-        else:
-            self._dispatch()
+        try:
+            if self.mode == "exclusive" or self.screen is not None:
+                self._exclusive()
+            else:
+                self._dispatch()
+        finally:
+            self.reporter.stop()  # a SIGALRM after the handler is gone kills
 
     # Hooks for the connection in hand (actd.wsgi calls them).
 
@@ -92,8 +106,9 @@ class Worker:
         Returns True if fd is readable (data or EOF); False after the
         timeout, or when orders wait on the back-channel (a drain, or EOF
         from the master): the connection then ends so they are read. A
-        connection handed over waits only GIVE_BACK_GRACE: then False, and
-        it goes back to the master.
+        connection that may go back (handed over, or any under a filter for
+        a screening child) waits only GIVE_BACK_GRACE: then False, and it
+        goes back to the master.
         """
         if self.parkable:
             timeout = GIVE_BACK_GRACE
@@ -144,6 +159,7 @@ class Worker:
         if index >= len(self.listeners):
             conn.close()
             self._check_listener(index)
+        self.reporter.flush()  # a screening child's short connections, while idle
         self.channel.send(ch.BUSY, index)
         self.reporter.start(index, busy=True)
         self.parkable, self.give_back = True, False
@@ -169,15 +185,13 @@ class Worker:
             self._serve(got, index)
             self.reporter.done(idle=False)
 
-    # exclusive mode
+    # exclusive mode, and a screening child's dispatch mode
 
     def _exclusive(self):
-        if not self._go_ahead():
-            return
+        """Read orders and, after the first A, accept on the listeners,
+        until a drain order or the master's EOF."""
         ep = select.epoll()
-        self._register(ep)
         ep.register(self.channel.fd, select.EPOLLIN)
-        self.channel.send(ch.IDLE)
         index_of = {s.fileno(): i for i, s in enumerate(self.listeners)}
         while True:
             wait = self.reporter.flush_in()
@@ -191,36 +205,34 @@ class Worker:
                 if fd in index_of:
                     self._burst(index_of[fd])
 
-    def _go_ahead(self):
-        """Wait for the first A; False on a drain or EOF."""
-        while True:
-            kind, _, value = self.channel.receive()
-            if kind == ch.ACCEPT:
-                return True
-            if kind != ch.PING:
-                return False
-            self.channel.send(ch.PONG, 0, value)
-
     def _register(self, ep):
-        for s in self.listeners:  # in listener order
+        """Put every listener at the back of its wait queue, in listener
+        order: the first A's go-ahead, or a lower slot registered after us.
+        An EPOLLEXCLUSIVE entry cannot be modified: deleted, then added."""
+        if self.registered:
+            for s in self.listeners:
+                ep.unregister(s.fileno())
+        for s in self.listeners:
             ep.register(s.fileno(), select.EPOLLIN | select.EPOLLEXCLUSIVE)
+        self.registered = True
 
     def _exclusive_order(self, ep):
         """Carry out one order; False on a drain or EOF."""
-        kind, _, value = self.channel.receive()
-        if kind == ch.ACCEPT:  # a lower slot registered after us: to the back of the queue
+        kind, index, value, fd = self.channel.receive_fd()
+        if kind == ch.ACCEPT:
             self.reporter.flush()
-            for s in self.listeners:
-                ep.unregister(s.fileno())
             self._register(ep)
             self.channel.send(ch.IDLE)
+        elif kind == ch.CONNECTION and self.screen is not None:
+            self._handed(index, fd)
         elif kind == ch.PING:
             self.channel.send(ch.PONG, 0, value)
         elif kind in (ch.DRAIN, ch.EOF):
             self.reporter.flush()
             return False
         else:
-            raise ch.Garbage(f"{kind!r} in exclusive mode")
+            ch.close_all([] if fd is None else [fd])
+            raise ch.Garbage(f"{kind!r} in {self.mode} mode")
         return True
 
     def _burst(self, index):
@@ -236,9 +248,26 @@ class Worker:
                 self.again.record(got is not None)
             if got is None:
                 return
+            if self.screen is not None and not self._screened(got, index):
+                continue
             self.reporter.start(index)
             self._serve(got, index)
             self.reporter.done(idle=True)
+
+    def _screened(self, got, index):
+        """Return whether the connection got, just accepted on listener
+        index, is ready to serve. If not, it is closed, given to the master
+        first (K) unless its client is gone: nothing else is reported."""
+        conn = got[0]
+        seen = self.screen.look(conn)
+        if seen == READY:
+            return True
+        try:
+            if seen == WAIT:
+                self.channel.send_fd(ch.KEEP, index, conn.fileno())
+        finally:
+            conn.close()
+        return False
 
     # connections
 
@@ -265,10 +294,17 @@ class Worker:
         time.sleep(self.pause)
 
     def _serve(self, got, index):
+        """Serve an accepted connection; a screening child gives it back
+        (K) if it goes idle, before the caller reports it done."""
         conn, addr = got
+        self.parkable, self.give_back = self.screen is not None, False
         try:
             self.serve(conn, addr, self.locals[index])
+            if self.give_back:
+                self.reporter.end()  # no B from the timer after the K
+                self.channel.send_fd(ch.KEEP, index, conn.fileno())
         finally:
+            self.parkable = False
             conn.close()
 
     def _check_listener(self, index):
@@ -306,9 +342,22 @@ class Retry:
         self.skip = self.backoff
 
 
-def capabilities(revision):
-    """Return H's capability bits for a master of revision: handoff from 3."""
-    return ch.HANDOFF if revision >= 3 else 0
+def capabilities(revision, screen=False):
+    """Return H's capability bits for a master of revision: handoff from 3;
+    screen too if the child screens (see screen_for)."""
+    caps = ch.HANDOFF if revision >= 3 else 0
+    return caps | ch.SCREEN if screen else caps
+
+
+def screen_for(environ, mode, revision):
+    """Return a Screen for the pool's accept filter, or None: a child
+    screens only under ACTD_ACCEPT_FILTER data or http, in dispatch mode,
+    from a master of revision 4 on. Any other child keeps the master-first
+    path, as before revision 4."""
+    name = environ.get("ACTD_ACCEPT_FILTER", "")
+    if name not in FILTERS or mode != "dispatch" or revision < 4:
+        return None
+    return Screen(name)
 
 
 def peer_address(conn):

@@ -1,0 +1,277 @@
+"""Children first under an accept filter (revision 4): actd.screen's
+readiness rule, and a screening child, run as a real process, against a
+test that plays its master on a SOCK_SEQPACKET pair."""
+
+import os
+import socket
+import subprocess
+import sys
+import unittest
+
+from actd import channel as ch
+from actd.screen import GONE, HEAD_LIMIT, READY, WAIT, Screen, ready
+from actd.worker import capabilities, screen_for
+
+HEAD = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+CLOSE = b"GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+REPORTS = (ch.SERVED, ch.BUSY, ch.IDLE)
+
+# The child: fds argv[1] and argv[2] become 3 (the listener) and 4 (the
+# back-channel), then actd.wsgi serves an application that answers
+# "METHOD PATH".
+CHILD = r"""
+import fcntl, os, sys
+high = [fcntl.fcntl(int(fd), fcntl.F_DUPFD, 100) for fd in sys.argv[1:3]]
+for fd in sys.argv[1:3]:
+    os.close(int(fd))
+for i, fd in enumerate(high):
+    os.dup2(fd, 3 + i)
+    os.close(fd)
+from actd.wsgi import Options, Server
+from actd.worker import Worker
+def app(environ, start_response):
+    body = (environ["REQUEST_METHOD"] + " " + environ["PATH_INFO"]).encode()
+    start_response("200 OK", [("Content-Length", str(len(body)))])
+    return [body]
+server = Server(app, Options(keep_alive=5, timeout=5))
+server.hooks = Worker(server.serve)
+server.hooks.run()
+"""
+
+
+class ReadyTest(unittest.TestCase):
+    def test_rule(self):
+        # the cases of prefork/acceptfilter's TestReady, and a few more
+        long = b"x" * HEAD_LIMIT
+        cases = [
+            ("data", b"", False),
+            ("data", b"G", True),
+            ("http", b"", False),
+            ("http", b"GET / HTTP/1.1\r\nHost: a\r\n", False),
+            ("http", b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", True),
+            ("http", b"GET / HTTP/1.0\n\n", True),
+            ("http", b"GET / HTTP/1.1\r\n\r", False),
+            ("http", b"GET / HTTP/1.1\r\n\r\nPOST", True),
+            ("http", long, True),  # at the limit: the server answers 431
+            ("http", long[:-1], False),
+        ]
+        for filter, head, want in cases:
+            with self.subTest(filter=filter, head=head[:30]):
+                self.assertEqual(ready(filter, head), want)
+                self.assertEqual(ready(filter, bytearray(head)), want)
+
+    def test_look(self):
+        # what the client does before the look; the filter; what it finds
+        cases = [
+            ("silent", "http", lambda c: None, WAIT),
+            ("part of a head", "http", lambda c: c.sendall(b"GET / HTTP/1.1\r\n"), WAIT),
+            ("part of a head, data", "data", lambda c: c.sendall(b"G"), READY),
+            ("a head", "http", lambda c: c.sendall(HEAD), READY),
+            ("closed", "http", lambda c: c.close(), GONE),
+            ("reset", "data", reset, GONE),
+        ]
+        for name, filter, client_does, want in cases:
+            with self.subTest(name):
+                with socket.create_server(("127.0.0.1", 0)) as listener:
+                    client = socket.create_connection(listener.getsockname())
+                    self.addCleanup(client.close)
+                    client_does(client)
+                    conn, _ = listener.accept()
+                    self.addCleanup(conn.close)
+                    self.assertEqual(Screen(filter).look(conn), want)
+                    if want != GONE:  # nothing was taken
+                        self.assertEqual(Screen(filter).look(conn), want)
+
+
+def reset(client):
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    client.close()
+
+
+class ScreenForTest(unittest.TestCase):
+    def test_who_screens(self):
+        cases = [
+            ("filter http, revision 4", "http", "dispatch", 4, True),
+            ("filter data, revision 5", "data", "dispatch", 5, True),
+            ("revision 3", "http", "dispatch", 3, False),
+            ("no filter", None, "dispatch", 4, False),
+            ("filter none", "none", "dispatch", 4, False),
+            ("exclusive mode", "data", "exclusive", 4, False),
+        ]
+        for name, filter, mode, revision, want in cases:
+            with self.subTest(name):
+                environ = {} if filter is None else {"ACTD_ACCEPT_FILTER": filter}
+                got = screen_for(environ, mode, revision)
+                self.assertEqual(got is not None, want)
+                caps = capabilities(revision, got is not None)
+                self.assertEqual(caps, ch.HANDOFF | ch.SCREEN if want else capabilities(revision))
+
+
+class Child:
+    """A worker process with one TCP listener, and the test as its master."""
+
+    def __init__(self, test, filter="http", revision=4):
+        self.test = test
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.setblocking(False)  # as the master sets it
+        test.addCleanup(self.listener.close)
+        self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.settimeout(10)
+        test.addCleanup(self.sock.close)
+        env = dict(os.environ, LISTEN_FDS="1", ACTD_CHANNEL_FD="4", ACTD_ACCEPT_MODE="dispatch",
+                   ACTD_PROTOCOL=str(revision), ACTD_ACCEPT_FILTER=filter, ACTD_SLOT="0")
+        fds = (self.listener.fileno(), child.fileno())
+        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, fds)], pass_fds=fds, env=env)
+        child.close()
+        test.addCleanup(self._end)
+
+    def _end(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+    def send(self, kind, listener=0, value=0, fd=None):
+        socket.send_fds(self.sock, [ch.HEADER.pack(kind, 1, listener, value)], [] if fd is None else [fd])
+
+    def heard(self, timeout=10):
+        """Return the next message as (type, listener, value, fds), or None
+        if none came within timeout."""
+        self.sock.settimeout(timeout)
+        try:
+            msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
+        except TimeoutError:
+            return None
+        kind, _, listener, value = ch.HEADER.unpack(msg)
+        return kind, listener, value, fds
+
+    def expect(self, kind, listener=0):
+        """Read the next message: it must be kind on listener; return its fds."""
+        got = self.heard()
+        self.test.assertIsNotNone(got, f"want {kind!r}, heard nothing")
+        self.test.assertEqual(got[:2], (kind, listener), f"got {got}, want {kind!r}")
+        return got[3]
+
+    def started(self):
+        """Read H and I, say the go-ahead and read its I."""
+        got = self.heard()
+        self.test.assertEqual(got[0], ch.HELLO)
+        self.test.assertEqual(got[2], self.proc.pid)
+        self.expect(ch.IDLE)
+        self.send(ch.ACCEPT)
+        self.expect(ch.IDLE)
+        return got[1]
+
+    def reports(self, stop=(ch.SERVED, ch.IDLE)):
+        """Read messages until the child reports its connection done (S,
+        or I after B), or another of stop; return their types, in order,
+        and the fds of any K."""
+        kinds, fds = [], []
+        while not kinds or kinds[-1] not in stop:
+            got = self.heard()
+            self.test.assertIsNotNone(got, f"after {kinds}: want S or I, heard nothing")
+            kinds.append(got[0])
+            fds += got[3]
+        return kinds, fds
+
+
+def connect(test, child, data):
+    """Return a client connected to child's listener that sent data."""
+    client = socket.create_connection(child.listener.getsockname())
+    client.settimeout(10)
+    test.addCleanup(client.close)
+    client.sendall(data)
+    return client
+
+
+def read_response(test, client):
+    """Read one response to GET /a (Content-Length 6); return its body."""
+    got = b""
+    while not got.endswith(b"GET /a"):
+        chunk = client.recv(4096)
+        test.assertTrue(chunk, f"after {got!r}: the connection closed")
+        got += chunk
+    test.assertTrue(got.startswith(b"HTTP/1.1 200 "), got)
+    return got
+
+
+class ScreeningChildTest(unittest.TestCase):
+    def test_orders(self):
+        c = Child(self)
+        self.assertEqual(c.started(), ch.HANDOFF | ch.SCREEN)
+        c.send(ch.PING, 0, 7)
+        self.assertEqual(c.heard()[:3], (ch.PONG, 0, 7))
+        c.send(ch.ACCEPT)  # register again: DEL + ADD
+        c.expect(ch.IDLE)
+        # still registered: a client is served, at once or (if the child
+        # looked before its request came) after a K and a C
+        client = connect(self, c, CLOSE)
+        kinds, fds = c.reports(stop=(ch.SERVED, ch.IDLE, ch.KEEP))
+        if fds:
+            c.send(ch.CONNECTION, 0, 0, fds[0])
+            os.close(fds[0])
+            c.expect(ch.BUSY)
+            c.expect(ch.IDLE)
+        read_response(self, client)
+        c.send(ch.DRAIN)
+        self.assertEqual(c.proc.wait(10), 0)
+
+    def test_ready_served_at_once(self):
+        # sent before the child looks (it registers on the A): no C, no K
+        for filter, data in [("http", CLOSE), ("data", CLOSE[:10])]:
+            with self.subTest(filter):
+                c = Child(self, filter)
+                client = connect(self, c, data)
+                c.started()
+                client.sendall(CLOSE[len(data):])
+                read_response(self, client)
+                kinds, fds = c.reports()
+                self.assertNotIn(ch.KEEP, kinds)
+                self.assertEqual(fds, [])
+
+    def test_not_ready_given_to_master(self):
+        cases = [("silent", "http", b""), ("part of a head", "http", CLOSE[:20]), ("silent", "data", b"")]
+        for name, filter, data in cases:
+            with self.subTest(name, filter=filter):
+                c = Child(self, filter)
+                client = connect(self, c, data)
+                c.started()
+                fds = c.expect(ch.KEEP)
+                self.assertEqual(len(fds), 1)
+                self.assertIsNone(c.heard(0.2), "want nothing after K: no B, I or S")
+                client.sendall(CLOSE[len(data):])  # now ready: the master hands it over
+                c.send(ch.CONNECTION, 0, 0, fds[0])
+                os.close(fds[0])
+                c.expect(ch.BUSY)
+                read_response(self, client)
+                c.expect(ch.IDLE)
+                self.assertEqual(client.recv(16), b"", "want the child's copy closed")
+
+    def test_keep_alive_given_back(self):
+        c = Child(self)
+        client = connect(self, c, HEAD)
+        c.started()
+        read_response(self, client)
+        kinds, fds = c.reports()  # K, then S (or B, K, I)
+        self.assertEqual(kinds[-2], ch.KEEP, kinds)
+        self.assertEqual(len(fds), 1)
+        client.sendall(CLOSE)
+        c.send(ch.CONNECTION, 0, 0, fds[0])
+        os.close(fds[0])
+        c.expect(ch.BUSY)
+        read_response(self, client)
+        c.expect(ch.IDLE)
+
+    def test_master_first_below_revision_4(self):
+        c = Child(self, "http", revision=3)
+        got = c.heard()
+        self.assertEqual((got[0], got[1]), (ch.HELLO, ch.HANDOFF))
+        c.expect(ch.IDLE)
+        client = connect(self, c, CLOSE)
+        c.send(ch.ACCEPT)  # dispatch: accept one now
+        c.expect(ch.BUSY)
+        read_response(self, client)
+        c.expect(ch.IDLE)
+
+
+if __name__ == "__main__":
+    unittest.main()
