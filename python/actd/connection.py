@@ -2,7 +2,8 @@
 
 A connection's first read polls the socket first, for at most the timeout:
 a child that waited for connections usually accepts one before its request
-is in. Every later read and write usually can go ahead at once (the rest
+is in (unless the request is known to be there: a screening child peeked,
+or the master handed the connection over once it was). Every later read and write usually can go ahead at once (the rest
 of a request follows its head, a response fits the socket's send buffer):
 each is tried without waiting (MSG_DONTWAIT), so it costs its one system
 call, and only one that would wait polls. A client that stalls so holds the child no longer than the
@@ -24,18 +25,19 @@ INET = (socket.AF_INET, socket.AF_INET6)
 class Connection:
     """One connected stream socket, borrowed: the caller closes it.
 
-    timeout is in seconds (0: none). A read or write that waited that long raises
+    timeout is in seconds (0: none); arrived: bytes are known to be there,
+    so the first read need not poll. A read or write that waited that long raises
     BlockingIOError (as one under SO_RCVTIMEO or SO_SNDTIMEO does); one
     the client reset raises ConnectionError.
     """
 
     __slots__ = ("sock", "fd", "timeout", "read", "armed", "streaming")
 
-    def __init__(self, sock, timeout):
+    def __init__(self, sock, timeout, arrived=False):
         self.sock = sock
         self.fd = sock.fileno()
         self.timeout = timeout
-        self.read = False  # the first read is done
+        self.read = arrived  # the first read is done, or need not poll
         self.armed = False  # SO_SNDTIMEO is set, for sendfile
         self.streaming = False  # TCP_NODELAY is set
 

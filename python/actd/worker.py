@@ -76,6 +76,7 @@ class Worker:
         self.pause = 0.0  # after an accept that failed for want of resources
         self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
+        self.peeked = False  # its request is known to be in
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
@@ -99,6 +100,11 @@ class Worker:
     def request_done(self):
         """Note that the request in hand has been answered."""
         self.reporter.request_done()
+
+    def arrived(self):
+        """Return whether the connection in hand has its request in: one
+        handed over (C), or found ready by a screening child."""
+        return self.peeked
 
     def wait_next(self, fd, timeout):
         """Wait up to timeout seconds for the next request on fd.
@@ -162,14 +168,14 @@ class Worker:
         self.reporter.flush()  # a screening child's short connections, while idle
         self.channel.send(ch.BUSY, index)
         self.reporter.start(index, busy=True)
-        self.parkable, self.give_back = True, False
+        self.parkable, self.give_back, self.peeked = True, False, True
         try:
             self.serve(conn, peer_address(conn), self.locals[index])
             self.reporter.done(idle=False)
             if self.give_back:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno())
         finally:
-            self.parkable = False
+            self.parkable = self.peeked = False
             conn.close()
         self.channel.send(ch.IDLE)
 
@@ -261,6 +267,7 @@ class Worker:
         conn = got[0]
         seen = self.screen.look(conn)
         if seen == READY:
+            self.peeked = True  # until _serve is done with it
             return True
         try:
             if seen == WAIT:
@@ -304,7 +311,7 @@ class Worker:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno())
         finally:
-            self.parkable = False
+            self.parkable = self.peeked = False
             conn.close()
 
     def _check_listener(self, index):

@@ -56,6 +56,9 @@ class Standalone:
     def request_done(self):
         pass
 
+    def arrived(self):
+        return False
+
     def wait_next(self, fd, timeout):
         import select
         return bool(select.select([fd], [], [], timeout)[0])
@@ -88,7 +91,7 @@ class Server:
         """Serve requests on sock, a connected socket, until it closes, a
         request asks so, or keep-alive ends. local is (SERVER_NAME,
         SERVER_PORT). The caller closes sock."""
-        conn = Connection(sock, self.options.timeout)
+        conn = Connection(sock, self.options.timeout, self.hooks.arrived())
         reader = http.Reader(conn)
         remote = remote_address(addr)
         try:

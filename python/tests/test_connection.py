@@ -14,7 +14,7 @@ NONE = struct.pack("ll", 0, 0)
 TIMEVAL = struct.pack("ll", 0, 200000)
 
 
-def pair(test, family=socket.AF_UNIX):
+def pair(test, family=socket.AF_UNIX, arrived=False):
     """Return (client, Connection over the server end), closed at cleanup."""
     if family == socket.AF_UNIX:
         client, server = socket.socketpair()
@@ -25,7 +25,7 @@ def pair(test, family=socket.AF_UNIX):
     test.addCleanup(client.close)
     test.addCleanup(server.close)
     client.settimeout(10)
-    return client, Connection(server, TIMEOUT)
+    return client, Connection(server, TIMEOUT, arrived)
 
 
 def timeouts(conn):
@@ -50,16 +50,20 @@ class ConnectionTest(unittest.TestCase):
                 self.assertEqual(timeouts(conn), (NONE, NONE), "want no setsockopt")
 
     def test_stalled_reader_times_out(self):
-        client, conn = pair(self)
-        with self.assertRaises(BlockingIOError):
-            conn.recv(100)  # nothing comes
-        client.sendall(b"late")
-        self.assertEqual(conn.recv(100), b"late")
+        for arrived in (False, True):  # a first read that need not poll still waits
+            with self.subTest(arrived=arrived):
+                client, conn = pair(self, arrived=arrived)
+                with self.assertRaises(BlockingIOError):
+                    conn.recv(100)  # nothing comes
+                client.sendall(b"late")
+                self.assertEqual(conn.recv(100), b"late")
 
     def test_reader_waits(self):
-        client, conn = pair(self)
-        threading.Timer(0.05, client.sendall, [b"soon"]).start()
-        self.assertEqual(conn.recv(100), b"soon")
+        for arrived in (False, True):
+            with self.subTest(arrived=arrived):
+                client, conn = pair(self, arrived=arrived)
+                threading.Timer(0.05, client.sendall, [b"soon"]).start()
+                self.assertEqual(conn.recv(100), b"soon")
 
     def test_end_of_file(self):
         client, conn = pair(self)
