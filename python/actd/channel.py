@@ -18,6 +18,7 @@ MAX_TEXT = 248  # protocol.MaxText: a packet is at most 256 bytes
 REVISION = 4  # the protocol revision this package is written for
 HANDOFF = 1  # capability bit 0: takes C, may send K (revision 3)
 SCREEN = 4  # capability bit 2: accepts by itself under a filter, K from any state (revision 4)
+NOT_READY = 1  # K's value for a connection accepted and found not ready; 0: kept alive, parked
 FD_SPACE = socket.CMSG_SPACE(array.array("i").itemsize)  # room for one fd
 
 # child -> master
@@ -68,10 +69,10 @@ class Channel:
             return
         self.sock.send(HEADER.pack(REQUEST, WIRE, 0, 0) + truncate(text))
 
-    def send_fd(self, kind, listener, fd):
+    def send_fd(self, kind, listener, fd, value=0):
         """Send one header-only message with fd attached (K); OSError if
         the master is gone."""
-        socket.send_fds(self.sock, [HEADER.pack(kind, WIRE, listener, 0)], [fd])
+        socket.send_fds(self.sock, [HEADER.pack(kind, WIRE, listener, value)], [fd])
 
     def receive(self):
         """Return the master's next message as (type, listener, value).

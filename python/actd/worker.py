@@ -263,7 +263,8 @@ class Worker:
     def _screened(self, got, index):
         """Return whether the connection got, just accepted on listener
         index, is ready to serve. If not, it is closed, given to the master
-        first (K) unless its client is gone: nothing else is reported."""
+        first (K, value NOT_READY: the master holds it as one it accepted)
+        unless its client is gone: nothing else is reported."""
         conn = got[0]
         seen = self.screen.look(conn)
         if seen == READY:
@@ -271,7 +272,7 @@ class Worker:
             return True
         try:
             if seen == WAIT:
-                self.channel.send_fd(ch.KEEP, index, conn.fileno())
+                self.channel.send_fd(ch.KEEP, index, conn.fileno(), ch.NOT_READY)
         finally:
             conn.close()
         return False

@@ -163,15 +163,15 @@ class Child:
 
     def reports(self, stop=(ch.SERVED, ch.IDLE)):
         """Read messages until the child reports its connection done (S,
-        or I after B), or another of stop; return their types, in order,
-        and the fds of any K."""
-        kinds, fds = [], []
-        while not kinds or kinds[-1] not in stop:
+        or I after B), or another of stop; return them as (type, value),
+        in order, and the fds of any K."""
+        heard, fds = [], []
+        while not heard or heard[-1][0] not in stop:
             got = self.heard()
-            self.test.assertIsNotNone(got, f"after {kinds}: want S or I, heard nothing")
-            kinds.append(got[0])
+            self.test.assertIsNotNone(got, f"after {heard}: want S or I, heard nothing")
+            heard.append((got[0], got[2]))
             fds += got[3]
-        return kinds, fds
+        return heard, fds
 
 
 def connect(test, child, data):
@@ -205,7 +205,7 @@ class ScreeningChildTest(unittest.TestCase):
         # still registered: a client is served, at once or (if the child
         # looked before its request came) after a K and a C
         client = connect(self, c, CLOSE)
-        kinds, fds = c.reports(stop=(ch.SERVED, ch.IDLE, ch.KEEP))
+        _, fds = c.reports(stop=(ch.SERVED, ch.IDLE, ch.KEEP))
         if fds:
             c.send(ch.CONNECTION, 0, 0, fds[0])
             os.close(fds[0])
@@ -224,8 +224,8 @@ class ScreeningChildTest(unittest.TestCase):
                 c.started()
                 client.sendall(CLOSE[len(data):])
                 read_response(self, client)
-                kinds, fds = c.reports()
-                self.assertNotIn(ch.KEEP, kinds)
+                heard, fds = c.reports()
+                self.assertNotIn(ch.KEEP, [kind for kind, _ in heard])
                 self.assertEqual(fds, [])
 
     def test_not_ready_given_to_master(self):
@@ -235,7 +235,9 @@ class ScreeningChildTest(unittest.TestCase):
                 c = Child(self, filter)
                 client = connect(self, c, data)
                 c.started()
-                fds = c.expect(ch.KEEP)
+                got = c.heard()
+                self.assertEqual(got[:3], (ch.KEEP, 0, ch.NOT_READY), "want K, not ready")
+                fds = got[3]
                 self.assertEqual(len(fds), 1)
                 self.assertIsNone(c.heard(0.2), "want nothing after K: no B, I or S")
                 client.sendall(CLOSE[len(data):])  # now ready: the master hands it over
@@ -251,8 +253,8 @@ class ScreeningChildTest(unittest.TestCase):
         client = connect(self, c, HEAD)
         c.started()
         read_response(self, client)
-        kinds, fds = c.reports()  # K, then S (or B, K, I)
-        self.assertEqual(kinds[-2], ch.KEEP, kinds)
+        heard, fds = c.reports()  # K, then S (or B, K, I)
+        self.assertEqual(heard[-2], (ch.KEEP, 0), f"{heard}: want K (value 0: parked) before the report")
         self.assertEqual(len(fds), 1)
         client.sendall(CLOSE)
         c.send(ch.CONNECTION, 0, 0, fds[0])
