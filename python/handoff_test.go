@@ -9,7 +9,8 @@ import (
 )
 
 // filterFlags run a pool of 2 children under the http accept filter: the
-// master holds connections and hands ready ones over (C).
+// children accept and screen (revision 4), the master holds what is not
+// ready and hands it over (C) once it is.
 var filterFlags = []string{"--accept-filter", "http", "--max-children", "2", "--start-children", "2",
 	"--hold-timeout", "60s"}
 
@@ -17,7 +18,8 @@ var filterFlags = []string{"--accept-filter", "http", "--max-children", "2", "--
 // worker must announce handoff (else actd exits 78 at its hello): every
 // request kind is answered, a keep-alive connection that idles goes back to
 // the master (K) and its next request is answered, and slow or silent
-// clients held by the master do not stop a good client.
+// clients held by the master do not stop a good client. TestChildrenFirst
+// checks which path each connection takes.
 func TestAcceptFilter(t *testing.T) {
 	py := python(t)
 	p := startPool(t, "dispatch", []string{py, "-m", "actd.wsgi", "validated:app"}, filterFlags...)
