@@ -9,7 +9,9 @@ Modules, one concept each:
 
     actd.channel     the back-channel: message codec, send and receive
     actd.report      what the master hears about connections (B, I, S, R)
-    actd.worker      the accept loops of dispatch and exclusive mode
+    actd.worker      the accept loops of dispatch and exclusive mode, and
+                     children first under an accept filter
+    actd.screen      is an accepted connection ready? the filter's rule
     actd.connection  a client connection: reads and writes under --timeout
     actd.http        HTTP/1.x request heads and bodies, read from a connection
     actd.response    start_response and the response on the wire
