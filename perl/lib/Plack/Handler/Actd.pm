@@ -157,8 +157,9 @@ sub address {
 }
 
 # await_request: wait up to the keep-alive timeout for the client's next
-# request (for a connection the master handed over, 1 ms: then it goes back
-# to the master, Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
+# request (under an accept filter, for a connection the master handed over
+# or one the child screened itself, 1 ms: then it goes back to the master,
+# Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
 # (a drain, or end of file: only those reach a busy child, but for an
 # exclusive-mode "register again"), it returns whether the client has sent
 # something, and that request is the connection's last. A wait that lasts
