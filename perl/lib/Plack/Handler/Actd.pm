@@ -568,8 +568,8 @@ connection at a time. See docs/perl.md in the actd repository.
 
 How long to wait for the next request on a keep-alive connection (default
 1, as Starman). The child is busy meanwhile. Under actd's C<--accept-filter> a connection
-the master handed over waits 1 ms instead, then goes back to the master,
-which holds it without a child until its next request is in.
+waits 1 ms instead, then goes back to the master, which holds it without a
+child until its next request is in.
 
 =item --read-timeout SECONDS
 
