@@ -161,7 +161,8 @@ func (w *worker) send(t *testing.T, m protocol.Message) {
 }
 
 // receive reads the child's next message, written as its type, then the
-// listener (B, H, K) or value (S), or the text (R) in parentheses. It
+// listener (B, H, K) or value (S), or the text (R) in parentheses; a K
+// with a value (not ready) gets it after a slash, "K0/1". It
 // returns an error if none came within ioBound, or garbage. A file
 // descriptor that came with it (K) is closed.
 func (w *worker) receive() (string, error) {
@@ -211,7 +212,12 @@ func (w *worker) receiveFD() (string, *os.File, error) {
 // format writes m as receive does.
 func format(m protocol.Message) string {
 	switch m.Type {
-	case protocol.Busy, protocol.Hello, protocol.Keep:
+	case protocol.Keep:
+		if m.Value != 0 {
+			return fmt.Sprintf("K%d/%d", m.Listener, m.Value)
+		}
+		return fmt.Sprintf("K%d", m.Listener)
+	case protocol.Busy, protocol.Hello:
 		return fmt.Sprintf("%c%d", m.Type, m.Listener)
 	case protocol.Served:
 		return fmt.Sprintf("S%d", m.Value)

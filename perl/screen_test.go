@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -25,6 +26,10 @@ const (
 	partialHead      = "GET /hello HTTP/1.1\r\nHost: t\r\n"
 	headEnd          = "Connection: close\r\n\r\n"
 )
+
+// notReady is how receiveFD writes a connection given to the master as not
+// ready: K from listener 0, value protocol.NotReady, its fd attached.
+var notReady = fmt.Sprintf("K0/%d+fd", protocol.NotReady)
 
 // TestScreenReady: Actd::Screen::ready, the handler's readiness rule, and
 // the master's (acceptfilter.Ready) give the same answer as the table, the
@@ -77,7 +82,7 @@ func TestScreenReady(t *testing.T) {
 // connection handed over before the go-ahead is served; after the go-ahead
 // (A) the child accepts by itself, serves a ready request without any C,
 // gives a silent connection and a partial head to the master (K with the
-// fd, and nothing else), gives back a keep-alive connection it accepted
+// fd and the value protocol.NotReady, and nothing else), gives back a keep-alive connection it accepted
 // itself once it idles (K, then I), closes one whose client is gone; the
 // fds given back are the clients' connections, served when handed over
 // again (C); a second A registers again.
@@ -100,7 +105,7 @@ func TestScreen(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // every request in before the child looks
 
 	w.send(t, protocol.Message{Type: protocol.Accept})
-	back := w.expect(t, "I B0 I K0+fd K0+fd B0 K0+fd I")
+	back := w.expect(t, "I B0 I "+notReady+" "+notReady+" B0 K0+fd I")
 	readHello(t, ready)
 	readHello(t, kept)
 	if n, err := gone.Read(make([]byte, 1)); err != io.EOF {
@@ -122,7 +127,7 @@ func TestScreen(t *testing.T) {
 	w.send(t, protocol.Message{Type: protocol.Accept}) // register again
 	w.expect(t, "I")
 	late := dialSend(t, w.addr, "")
-	w.expect(t, "K0+fd")
+	w.expect(t, notReady)
 	late.Close()
 }
 
@@ -140,7 +145,7 @@ func TestScreenData(t *testing.T) {
 	w.expect(t, "I B0")
 	write(t, partial, headEnd)
 	readHello(t, partial)
-	w.expect(t, "I K0+fd")
+	w.expect(t, "I "+notReady)
 }
 
 // TestScreenNotAnnounced: the handler keeps the master-first path (H with

@@ -57,6 +57,7 @@ use constant {
     UNCHECKED      => 2,         # messages sent since an order after which a report checks the backlog
     HANDOFF        => 1,         # capability bit 0: takes C, may send K
     SCREEN         => 4,         # capability bit 2: accepts by itself under a filter, K from any state
+    NOT_READY      => 1,         # K's value for a connection screened and found not ready (0: parked)
     GIVE_BACK_GRACE => 0.001,    # seconds a handed-over connection may keep its child idle
 };
 
@@ -361,12 +362,13 @@ sub serve {
 }
 
 # keep: give connection $conn, from listener $index, to the master (K with
-# its fd attached); the caller closes its copy. A failed send (the master is
-# gone) is ignored: the next receive reads end of file.
+# its fd attached): $value NOT_READY for one screened and found not ready,
+# else (0) one between two requests. The caller closes its copy. A failed
+# send (the master is gone) is ignored: the next receive reads end of file.
 sub keep {
-    my ($self, $conn, $index) = @_;
+    my ($self, $conn, $index, $value) = @_;
     $self->{sent}++;
-    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, 0), fileno $conn);
+    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, $value // 0), fileno $conn);
 }
 
 # accept_one: a connection and its peer address, or an empty list if none
@@ -492,7 +494,8 @@ sub screen_order {
 # screened: accept one connection on listener $index, if one waits, and
 # apply the filter's rule (Actd::Screen::look): a ready one is served as
 # in exclusive mode (B, serve, I; it may go back between two requests),
-# one not ready goes to the master (K with its fd: no B, no I), one whose
+# one not ready goes to the master (K with its fd and the value NOT_READY:
+# no B, no I), one whose
 # client is gone is closed.
 sub screened {
     my ($self, $index) = @_;
@@ -505,7 +508,7 @@ sub screened {
         $self->send_message('I');
         return;
     }
-    $self->keep($conn, $index) if $state == Actd::Screen::NOT_READY();
+    $self->keep($conn, $index, NOT_READY) if $state == Actd::Screen::NOT_READY();
     close $conn;
 }
 
