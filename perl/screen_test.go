@@ -269,3 +269,68 @@ func readHello(t *testing.T, conn net.Conn) {
 		t.Fatalf("GET /hello: got %d %q, %v, want 200 hello pid=N", resp.StatusCode, body, err)
 	}
 }
+
+// TestScreenPool runs the handler under a real actd master with
+// --accept-filter http, where its children screen (revision 4): requests
+// sent at once are served by the children without the master holding
+// them (a few may be, when a child looks before the request's bytes are
+// in: at most a quarter is allowed; a child that did not screen, or found
+// ready requests not ready, would have the master hold every one); a
+// client that connects, waits, then sends is held by the master, then
+// handed over and served; silent connections do not pin a child.
+func TestScreenPool(t *testing.T) {
+	p := startPool(t, "dispatch", "app.psgi", "--accept-filter", "http", "--start-children", "2",
+		"--min-children", "2", "--max-children", "2", "--hold-timeout", "60s")
+	const n = 40
+	before, err := p.Held()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		readHello(t, dialSend(t, p.addr, closeRequest))
+	}
+	s, err := p.Held()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, handed := s.Pool.Stats.Held-before.Pool.Stats.Held, s.Pool.Stats.Handoffs-before.Pool.Stats.Handoffs
+	t.Logf("%d requests sent at once: the master held %d, handed over %d", n, held, handed)
+	if held > n/4 || handed > n/4 || s.Pool.Stats.Served < n {
+		t.Errorf("%d requests sent at once: the master held %d, handed over %d, children served %d; want at most %d held, all served",
+			n, held, handed, s.Pool.Stats.Served, n/4)
+	}
+
+	t.Run("waits, then sends", func(t *testing.T) {
+		before, err := p.Held()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn := dialSend(t, p.addr, partialHead)
+		if _, err := p.WaitHeld(func(d statusDoc) bool {
+			return d.Pool.Held.Held == 1 && d.Pool.Stats.Held > before.Pool.Stats.Held && d.Pool.Idle == 2
+		}); err != nil {
+			t.Fatalf("want the connection held by the master, both children idle: %v", err)
+		}
+		write(t, conn, headEnd)
+		readHello(t, conn)
+		if s, err := p.Held(); err != nil || s.Pool.Stats.Handoffs <= before.Pool.Stats.Handoffs {
+			t.Errorf("got handoffs %d before, then %+v, %v; want one more", before.Pool.Stats.Handoffs, s.Pool.Stats, err)
+		}
+	})
+
+	t.Run("silent", func(t *testing.T) {
+		const silent = 6
+		for range silent {
+			dialSend(t, p.addr, "")
+		}
+		if _, err := p.WaitHeld(func(d statusDoc) bool { return d.Pool.Held.Held >= silent && d.Pool.Idle == 2 }); err != nil {
+			t.Fatalf("want %d silent connections held by the master, both children idle: %v", silent, err)
+		}
+		for range 4 {
+			readHello(t, dialSend(t, p.addr, closeRequest))
+		}
+	})
+	if c := p.complaints(); len(c) > 0 {
+		t.Errorf("actd's log: got %q, want no warning", c)
+	}
+}
