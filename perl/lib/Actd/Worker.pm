@@ -29,8 +29,8 @@ package Actd::Worker;
 # the dispatch-mode child accepts by itself as in exclusive mode, after the
 # master's go-ahead (A), and looks at each connection (Actd::Screen): a
 # ready one is served (B, serve, I), one not ready goes to the master (K
-# with its fd, nothing else). It takes C at any time, and any connection
-# may go back between two requests (K, then I).
+# with its fd and the value NOT_READY, nothing else). It takes C at any
+# time, and any connection may go back between two requests (K, then I).
 
 use strict;
 use warnings;
@@ -495,8 +495,7 @@ sub screen_order {
 # apply the filter's rule (Actd::Screen::look): a ready one is served as
 # in exclusive mode (B, serve, I; it may go back between two requests),
 # one not ready goes to the master (K with its fd and the value NOT_READY:
-# no B, no I), one whose
-# client is gone is closed.
+# no B, no I), one whose client is gone is closed.
 sub screened {
     my ($self, $index) = @_;
     my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return;
