@@ -72,7 +72,7 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	s.heard = p.now
 	ev, ok := messageEvent(m.Type)
 	from := s.state
-	if (fd >= 0) != m.Type.HasFD() || !ok || !p.step(s, ev) {
+	if (fd >= 0 || fd == fdLost) != m.Type.HasFD() || !ok || !p.step(s, ev) {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -104,6 +104,11 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 		if int(m.Listener) >= len(p.listeners) {
 			unix.Close(fd)
 			return fmt.Errorf("%w: %v on listener %d of %d", protocol.ErrGarbage, m.Type, m.Listener, len(p.listeners))
+		}
+		if fd == fdLost { // the budget should prevent it: say so
+			p.stats.Shed++
+			p.log.Error("a connection given back was lost: the master is out of file descriptors", "event", "shed", "slot", s.num)
+			break
 		}
 		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady)
 	}

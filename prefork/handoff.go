@@ -49,12 +49,19 @@ type handoffMode struct {
 	stalled bool      // not watching the listeners: out of fds, until the next tick
 	starved bool      // not watching the listeners: no idle child, until one is
 	quiet   bool      // watching the listeners only to wake a quiet pool (hush)
+	nofile  int       // RLIMIT_NOFILE at setup: the fd budget (budget.go)
+	shedLog time.Time // when shedding was last logged
 }
 
 func (x *handoffMode) table() *table { return filterTable }
 
-// setup watches every listener, level-triggered.
+// setup watches every listener, level-triggered, and sets the fd budget.
 func (x *handoffMode) setup() error {
+	x.nofile = fdLimit()
+	if n, byFDs := heldBudget(x.p.cfg, len(x.p.listeners), x.nofile); byFDs && x.p.cfg.MaxHeld != 0 {
+		x.p.log.Warn("max-held lowered by the fd limit", "event", "budget", "max_held", n,
+			"asked", x.p.cfg.MaxHeld, "nofile", x.nofile, "max_children", x.p.cfg.MaxChildren)
+	}
 	for _, l := range x.p.listeners {
 		// Most connections then reach the accept queue with their first
 		// bytes: the master hands them over at once instead of watching
@@ -96,8 +103,9 @@ func (x *handoffMode) readable(l *listener) {
 }
 
 // accept accepts and holds up to a batch of what waits on l, until its
-// queue is empty, no child is idle (starve), MaxHeld are held (full) or
-// accept fails (stalled). readable: l was found readable, so a connection
+// queue is empty, no child is idle (starve), the budget is held and all
+// ready (full), or accept fails with nothing to shed (stalled). At the
+// budget it sheds the oldest not ready for each one it takes. readable: l was found readable, so a connection
 // waits.
 func (x *handoffMode) accept(l *listener, readable bool) {
 	p := x.p
@@ -106,17 +114,14 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			x.starve(l, readable)
 			return
 		}
-		if x.hold.count >= p.cfg.MaxHeld {
-			x.full = true
-			x.watch()
-			return
-		}
 		fd, err := rawAccept(l.FD)
 		switch {
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
 		case err == unix.EAGAIN:
 			return
+		case (err == unix.EMFILE || err == unix.ENFILE) && x.shed("out of file descriptors"):
+			continue
 		case err != nil:
 			p.log.Error("accept", "listener", l.Name, "err", err)
 			x.stalled = true
@@ -124,9 +129,22 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			return
 		}
 		readable = false // that one is taken: whether more wait, the queue says
+		if !x.room() {
+			x.full = true // every one held is ready (a child will take one): hold this one, then stop
+			x.watch()
+		}
 		p.stats.Held++
 		x.held(x.hold.add(fd, l.index, p.now, false))
+		if x.full {
+			return
+		}
 	}
+}
+
+// room reports whether one more connection may be held, after shedding one
+// if the budget is reached.
+func (x *handoffMode) room() bool {
+	return x.hold.count < x.limit() || x.shed("max-held")
 }
 
 // starve stops watching the listeners for want of an idle child, and
@@ -243,7 +261,7 @@ func (x *handoffMode) close(i int) {
 		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
 	}
 	rawClose(x.hold.release(i))
-	if x.full && x.hold.count < x.p.cfg.MaxHeld {
+	if x.full && x.hold.count < x.limit() {
 		x.full = false
 		x.watch()
 	}
@@ -260,6 +278,7 @@ func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
 	} else {
 		p.stats.Parked++
 	}
+	x.room() // if every one held is ready, hold it anyway: it is here
 	i := x.hold.add(fd, listener, p.now, !notReady)
 	if p.stop == nil {
 		x.held(i)
@@ -283,14 +302,49 @@ func (x *handoffMode) expire() {
 		if i < 0 {
 			return
 		}
-		c := &x.hold.conns[i]
-		if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
-			x.answer408(c.fd)
-		}
 		p.stats.HoldTimeouts++
-		x.close(i)
+		x.end(i)
 	}
 }
+
+// end closes held connection i, not ready in time: with the http filter,
+// after 408 if part of a request came; silent and parked ones quietly.
+func (x *handoffMode) end(i int) {
+	c := &x.hold.conns[i]
+	if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
+		x.answer408(c.fd)
+	}
+	x.close(i)
+}
+
+// limit returns the most connections the master holds now (budget.go).
+func (x *handoffMode) limit() int {
+	n, _ := heldBudget(x.p.cfg, len(x.p.listeners), x.nofile)
+	return n
+}
+
+// shed makes room for one more connection: it ends the oldest held one
+// that is not ready (silent or part of a request first, parked keep-alive
+// ones last), as if it had timed out. It reports false if every one held
+// is ready. The first shed after a quiet spell is logged, with why.
+func (x *handoffMode) shed(why string) bool {
+	i := x.hold.shed()
+	if i < 0 {
+		return false
+	}
+	p := x.p
+	p.stats.Shed++
+	x.end(i)
+	if p.now.Sub(x.shedLog) >= shedLogEvery {
+		x.shedLog = p.now
+		p.log.Warn("shedding held connections", "event", "shed", "reason", why, "held", x.hold.count,
+			"max_held", x.limit(), "shed", p.stats.Shed)
+	}
+	return true
+}
+
+// shedLogEvery spaces the log lines of a master that sheds all the time.
+const shedLogEvery = 10 * time.Second
 
 // answer408 reads and drops what the client sent (so that the close does
 // not reset the connection before the answer is read), then writes 408,
@@ -420,13 +474,13 @@ func (x *handoffMode) wantReports() bool { return true }
 func (x *handoffMode) takesFDs() bool { return true }
 
 func (x *handoffMode) holdCounts() holdCounts {
-	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full}
+	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full, noFDs: x.stalled}
 }
 
 // heldInfo describes what is held at now, for a snapshot.
 func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	h := x.hold
-	in := &HeldInfo{Filter: h.filter.String(), Held: h.count, Ready: h.ready, Parked: h.parked, Max: x.p.cfg.MaxHeld}
+	in := &HeldInfo{Filter: h.filter.String(), Held: h.count, Ready: h.ready, Parked: h.parked, Max: x.limit()}
 	if t := h.oldest(); !t.IsZero() {
 		in.Oldest = max(now.Sub(t), 0)
 	}

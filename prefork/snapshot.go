@@ -32,6 +32,7 @@ type Stats struct {
 	Handoffs     uint64 `json:"handoffs,omitempty"`      // connections handed to a child (C)
 	HoldTimeouts uint64 `json:"hold_timeouts,omitempty"` // held connections closed after --hold-timeout
 	HeldClosed   uint64 `json:"held_closed,omitempty"`   // held connections the client closed first
+	Shed         uint64 `json:"shed,omitempty"`          // held connections closed to make room (max-held, out of fds)
 	Parked       uint64 `json:"parked,omitempty"`        // keep-alive connections given back by a child (K)
 
 	servedAtTick uint64

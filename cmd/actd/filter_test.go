@@ -17,7 +17,7 @@ import (
 // keep-alive connection given back shows as parked.
 func TestAcceptFilterVisible(t *testing.T) {
 	addr := freeAddr(t)
-	a := startActd(t, nil, "--accept-filter", "http", "--metrics-listen", addr)
+	a := startActd(t, nil, "--accept-filter", "http", "--max-held", "4096", "--metrics-listen", addr)
 	if body, err := a.get(); err != nil {
 		t.Fatalf("request under the filter: %q, %v", body, err)
 	}
