@@ -122,6 +122,7 @@ func (p *Pool) onIdle(s *slot, from state) {
 	s.request = ""
 	if from == busy || from == movingBusy {
 		p.proven(s)
+		p.measureEnd(s) // before settle: a child over the limit gets no next connection
 	}
 	if from.starting() {
 		p.ready.check(p)
@@ -169,6 +170,7 @@ func (p *Pool) onServed(s *slot, m protocol.Message) {
 	s.served += n
 	p.stats.Served += n
 	p.proven(s)
+	p.measureEnd(s)
 	if s.state == idle && (s.fate == draining || !s.roomFor(0)) {
 		p.idle.remove(s.num)
 		p.settle(s)

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 //	stubborn slow echo that ignores SIGQUIT
 //	allgarbage  every child sends garbage after hello
 //	nohello     every child stays silent
-//	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request
+//	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request, and says its RSS
 //	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
 //	nohandoff   says hello without the handoff capability, then waits
 func runTestWorker(name string) int {
@@ -74,7 +74,7 @@ func runTestWorker(name string) int {
 		time.Sleep(time.Hour)
 		return 0
 	case "leak":
-		err = worker.Serve(context.Background(), leak(echo(delay)))
+		err = worker.Serve(context.Background(), leakEcho())
 	case "keephttp":
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
 	case "nohandoff":

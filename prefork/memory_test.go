@@ -1,6 +1,8 @@
 package prefork_test
 
 import (
+	"bufio"
+	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -16,16 +18,90 @@ import (
 // leaked is what the leak worker keeps: never freed, every page touched.
 var leaked [][]byte
 
-// leak wraps h so that every request keeps ACTD_TEST_LEAK more bytes.
-func leak(h worker.Handler) worker.Handler {
+// leakEcho is echo that keeps ACTD_TEST_LEAK more bytes per request, and
+// answers "slot=K pid=P rss=R line" with its resident memory R once it has.
+func leakEcho() worker.Handler {
 	n, _ := strconv.Atoi(os.Getenv("ACTD_TEST_LEAK"))
+	id := "slot=" + os.Getenv(protocol.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
 	return func(c net.Conn) {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return
+		}
 		b := make([]byte, n)
 		for i := 0; i < len(b); i += 4096 {
 			b[i] = 1
 		}
 		leaked = append(leaked, b)
-		h(c)
+		fmt.Fprintf(c, "%s rss=%d %s", id, selfRSS(), line)
+	}
+}
+
+// selfRSS returns the calling process's resident memory in bytes, from
+// /proc/self/statm (as the master reads it from /proc/PID/stat), or 0.
+func selfRSS() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+// answerField returns the number after key= in an answer of leakEcho, or 0.
+func answerField(ans, key string) uint64 {
+	for _, f := range strings.Fields(ans) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// TestMemoryReadAtConnectionEnd: children that keep 4 MB per request, sent
+// back to back (many per tick), are recycled at the end of the request that
+// takes them over --max-child-memory, not a tick later: no child serves a
+// request after one that left it over the limit (each answer carries the
+// child's own RSS, which may run ahead of the master's reading by a few
+// hundred KB: the kernel's RSS counters are per CPU, and read
+// approximately; hence the slack). The tick alone let them serve dozens
+// more.
+func TestMemoryReadAtConnectionEnd(t *testing.T) {
+	const limit, slack = 40 << 20, 1 << 20
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.MaxChildren, cfg.StartChildren = 3, 2
+	cfg.MaxChildMemory = limit
+	cfg.PingInterval = 5 * time.Second // ticks a second apart while the pool is quiet
+	p := startPool(t, cfg, "leak", "ACTD_TEST_LEAK="+strconv.Itoa(4<<20))
+	over := map[uint64]bool{} // PIDs whose last answer said over the limit
+	beyond, crossed := 0, 0
+	for i := range 120 {
+		line := "req" + strconv.Itoa(i)
+		ans, err := request(p.addr, line)
+		if err != nil || !strings.HasSuffix(ans, line) {
+			t.Fatalf("request %d: got %q, %v, want an answer ending %q", i, ans, err, line)
+		}
+		pid, rss := answerField(ans, "pid"), answerField(ans, "rss")
+		if over[pid] {
+			beyond++
+			t.Logf("request %d: pid %d served it while over the limit, now %d bytes", i, pid, rss)
+		} else if rss > limit+slack {
+			crossed++
+		}
+		over[pid] = rss > limit+slack
+	}
+	snap := snapshot(t, p)
+	t.Logf("%d children crossed the limit, %d requests served beyond it, %d recycled by memory", crossed, beyond, snap.Stats.MemRecycled)
+	if crossed < 3 {
+		t.Errorf("got %d children crossing the limit in 120 requests of 4 MB, want at least 3", crossed)
+	}
+	if beyond != 0 {
+		t.Errorf("got %d requests served by children already over --max-child-memory, want 0", beyond)
 	}
 }
 
