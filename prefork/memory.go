@@ -133,6 +133,23 @@ func (t trend) reaches(memory, n, limit uint64) bool {
 	return n > (limit-memory)/t.growth
 }
 
+// memoryRoom reports whether slot s has room for n more connections under
+// MaxChildMemory by its growth so far: a dispatch-mode child under
+// KeepAccepting serves up to a batch before its next report, so one near
+// the limit gets plain orders, one connection each, and is read at the end
+// of each. It returns true without a limit, false while the growth is not
+// known yet.
+func (p *Pool) memoryRoom(s *slot, n uint64) bool {
+	limit, tr := p.cfg.MaxChildMemory, s.usage.trend
+	if limit == 0 {
+		return true
+	}
+	if !tr.rated {
+		return false
+	}
+	return !tr.reaches(s.usage.memory, n, limit) && !tr.reaches(tr.base, s.finished()-tr.served+n, limit)
+}
+
 // finished returns how many connections slot s has finished: those it
 // accepted but the one in hand while busy, whose growth a reading taken
 // now (a tick's) sees only in part.

@@ -70,3 +70,31 @@ func TestMemoryDue(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryRoom: a child gets a KeepAccepting batch only while its growth
+// is known and a batch of it stays under the limit; always without one.
+func TestMemoryRoom(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		name  string
+		limit uint64
+		u     usage
+		n     uint64
+		want  bool
+	}{
+		{"no limit", 0, usage{}, 32, true},
+		{"growth unknown", 400 * mb, usage{memory: 10 * mb, trend: trend{base: 10 * mb, served: 1}}, 32, false},
+		{"no growth", 40 * mb, usage{memory: 39 * mb, trend: trend{base: 39 * mb, served: 5, rated: true}}, 32, true},
+		{"batch fits", 400 * mb, usage{memory: 20 * mb, trend: trend{base: 20 * mb, served: 5, growth: 4 * mb, rated: true}}, 32, true},
+		{"batch does not fit", 100 * mb, usage{memory: 20 * mb, trend: trend{base: 20 * mb, served: 5, growth: 4 * mb, rated: true}}, 32, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Pool{cfg: DefaultConfig()}
+			p.cfg.MaxChildMemory = tc.limit
+			s := &slot{state: idle, served: 5, usage: tc.u}
+			if got := p.memoryRoom(s, tc.n); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
