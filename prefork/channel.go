@@ -34,6 +34,7 @@ func (p *Pool) readChannel(s *slot) bool {
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
+		p.countChatter(s, m.Type)
 		err = p.onMessageFD(s, m, fd)
 	} else if fd >= 0 {
 		unix.Close(fd)
@@ -207,6 +208,7 @@ func (p *Pool) closeChannel(s *slot) {
 		return
 	}
 	p.reports.poll.remove(s.ch)
+	p.dropChatter(s)
 	unix.Close(s.ch)
 	s.ch = -1
 	p.move(s, evClose)

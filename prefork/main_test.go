@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 //	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request, and says its RSS
 //	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
 //	nohandoff   says hello without the handoff capability, then waits
+//	flood       HTTP/1.0, one request per connection; /flood sends R reports nonstop first (reports_test.go)
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
@@ -75,6 +76,8 @@ func runTestWorker(name string) int {
 		return 0
 	case "leak":
 		err = worker.Serve(context.Background(), leakEcho())
+	case "flood":
+		err = worker.ServeKeepFD(context.Background(), floodHTTP())
 	case "keephttp":
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
 	case "nohandoff":
