@@ -34,6 +34,7 @@ func (p *Pool) readChannel(s *slot) bool {
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
+		p.countChatter(s, m.Type)
 		err = p.onMessageFD(s, m, fd)
 	} else if fd >= 0 {
 		unix.Close(fd)
@@ -131,6 +132,7 @@ func (p *Pool) onIdle(s *slot, from state) {
 	s.request = ""
 	if from == busy || from == movingBusy {
 		p.proven(s)
+		p.measureEnd(s) // before settle: a child over the limit gets no next connection
 	}
 	if from.starting() {
 		p.ready.check(p)
@@ -178,6 +180,7 @@ func (p *Pool) onServed(s *slot, m protocol.Message) {
 	s.served += n
 	p.stats.Served += n
 	p.proven(s)
+	p.measureEnd(s)
 	if s.state == idle && (s.fate == draining || !s.roomFor(0)) {
 		p.idle.remove(s.num)
 		p.settle(s)
@@ -214,6 +217,7 @@ func (p *Pool) closeChannel(s *slot) {
 		return
 	}
 	p.reports.poll.remove(s.ch)
+	p.dropChatter(s)
 	unix.Close(s.ch)
 	s.ch = -1
 	p.move(s, evClose)
