@@ -46,7 +46,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"status", "[--json] [--control-socket PATH] [NAME]", "print the scoreboard of a running pool", runStatus},
-		{"reload", "[--control-socket PATH] [NAME]", "reload a running pool and wait until the new generation serves (or say why not)", runReload},
+		{"reload", "[--control-socket PATH] [NAME]", "reload a running pool; wait until the new generation serves alone (old children exited or finishing their last connection), or say why not", runReload},
 		{"check-config", "FILE", "check a config file as a start would, run nothing", runCheckConfig},
 		{"version", "", "print the version (also --version)", runVersion},
 	}

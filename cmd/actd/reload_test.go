@@ -41,7 +41,7 @@ func TestReloadCommand(t *testing.T) {
 		want   []string
 		gen    int // the generation children must belong to afterwards
 	}{
-		{"good", "", exitOK, []string{"generation 2 ready, 2 children up"}, 2},
+		{"good", "", exitOK, []string{"generation 2 serves alone, 2 children up"}, 2},
 		{"bad config", "max-children = 0\n", exitConfig, []string{"max-children", "between 1 and 4096"}, 2},
 		{"worker cannot start", "worker = " + os.Args[0] + " " + failArg + "\n", exitFailure,
 			[]string{"no child of generation 3 said hello", "worker failing", "exit status 1"}, 2},
