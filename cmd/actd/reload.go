@@ -29,7 +29,8 @@ type reloadReply struct {
 	Children   int    `json:"children,omitempty"`  // of the new generation, up (said hello)
 	Finishing  int    `json:"finishing,omitempty"` // older children finishing their last connection
 	Error      string `json:"error,omitempty"`
-	Key        string `json:"key,omitempty"` // the setting at fault, for a bad configuration
+	Key        string `json:"key,omitempty"`     // the setting at fault, for a bad configuration
+	Stopped    bool   `json:"stopped,omitempty"` // the pool stopped: no generation serves
 }
 
 // startReload tells systemd RELOADING=1, re-reads the configuration and
@@ -158,9 +159,9 @@ func (m *master) reloadFor(ctx context.Context) reloadReply {
 	select {
 	case <-r.ready: // also when superseded: finishReload tells
 	case <-m.pool.Done():
-		return reloadReply{Generation: r.gen, Error: "the pool stopped"}
+		return reloadReply{Generation: r.gen, Error: "the pool stopped", Stopped: true}
 	case <-ctx.Done():
-		return reloadReply{Generation: r.gen, Error: "the master is stopping"}
+		return reloadReply{Generation: r.gen, Error: "the master is stopping", Stopped: true}
 	}
 	up, finishing, err := m.finishReload(r)
 	if err != nil {

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/protocol"
+	"golang.org/x/sys/unix"
 )
 
 // runReloadCmd runs `actd reload --control-socket` against a and returns
@@ -100,4 +105,112 @@ func slotGeneration(t *testing.T, a *actd, body string) int {
 		}
 	}
 	return -1
+}
+
+// revision1Worker is a worker of protocol revision 1: hello with no
+// capabilities (no handoff, no fork), idle, pongs, and an exit at a drain
+// or the master's end.
+func revision1Worker() int {
+	fd, err := strconv.Atoi(os.Getenv(protocol.EnvChannelFD))
+	if err != nil {
+		return 1
+	}
+	var buf [protocol.MaxPacket]byte
+	send := func(m protocol.Message) error {
+		_, err := unix.Write(fd, m.Encode(buf[:]))
+		return err
+	}
+	if send(protocol.Message{Type: protocol.Hello, Value: uint32(os.Getpid())}) != nil ||
+		send(protocol.Message{Type: protocol.Idle}) != nil {
+		return 1
+	}
+	for {
+		n, err := unix.Read(fd, buf[:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0
+		}
+		m, err := protocol.Decode(buf[:n])
+		switch {
+		case err != nil:
+			return 1
+		case m.Type == protocol.Drain:
+			return 0
+		case m.Type == protocol.Ping:
+			if send(protocol.Message{Type: protocol.Pong, Value: m.Value}) != nil {
+				return 1
+			}
+		}
+	}
+}
+
+// TestReloadIntoIncapableWorker: a reload into a worker that cannot do
+// what the settings ask (fork for preload: the built-in Go handler; take
+// handed-over connections under an accept filter: a revision-1 worker)
+// fails: `actd reload` exits 78 naming the key and the reason, the new
+// generation is abandoned, the old one answers on, and the pool (which
+// used to stop with exit 78) reloads again afterwards.
+func TestReloadIntoIncapableWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		base   string // the configuration started with
+		reload string // added for the reload
+		want   []string
+	}{
+		{"preload without fork", "", "preload = true\n",
+			[]string{"preload", "without the fork capability", "generation 2 cannot serve, generation 1 serves on"}},
+		{"accept filter without handoff", "accept-filter = http\n", "worker = " + os.Args[0] + " " + oldArg + "\n",
+			[]string{"accept-filter", "does not take handed-off connections", "generation 2 cannot serve, generation 1 serves on"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "actd.conf")
+			write := func(text string) {
+				if err := os.WriteFile(conf, []byte("start-timeout = 10s\nstart-children = 2\n"+text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(tc.base)
+			a := startActd(t, nil, "--config", conf)
+			waitFor(t, "the first generation ready", 10*time.Second, func() bool { return a.status(t).Snapshot.Ready })
+			write(tc.base + tc.reload)
+			code, out := runReloadCmd(t, a)
+			if code != exitConfig {
+				t.Errorf("got exit status %d, want %d; output:\n%s", code, exitConfig, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("got output %q, want it to name %q", out, w)
+				}
+			}
+			doc := a.status(t)
+			if ab := doc.Snapshot.Abandoned; doc.Snapshot.Generation != 1 || ab == nil || ab.Generation != 2 {
+				t.Errorf("got generation %d, abandoned %+v; want 1, and 2 abandoned", doc.Snapshot.Generation, ab)
+			}
+			if !strings.Contains(doc.Note, "reload failed") {
+				t.Errorf("got status note %q, want it to say the reload failed", doc.Note)
+			}
+			checkAnswers(t, a, 5, 1)
+			write(tc.base)
+			if code, out := runReloadCmd(t, a); code != exitOK || !strings.Contains(out, "generation 3 serves alone") {
+				t.Errorf("reload back: got exit status %d, output %q; want 0 and generation 3", code, out)
+			}
+			checkAnswers(t, a, 5, 3)
+		})
+	}
+}
+
+// checkAnswers sends n requests and checks that generation gen answers each.
+func checkAnswers(t *testing.T, a *actd, n, gen int) {
+	t.Helper()
+	for range n {
+		body, err := a.get()
+		if err != nil {
+			t.Fatalf("pool after the reload: %v", err)
+		}
+		if got := slotGeneration(t, a, body); got != gen {
+			t.Errorf("answer %q came from generation %d, want %d", body, got, gen)
+		}
+	}
 }

@@ -32,6 +32,10 @@ func runReload(args []string) int {
 		fmt.Fprintf(os.Stderr, "actd reload: %s: answer %q: %v\n", sock, raw, err)
 		return exitFailure
 	}
+	if rep.Stopped {
+		fmt.Fprintf(os.Stderr, "actd reload: failed, and no generation serves: %s\n", rep.Error)
+		return exitFailure
+	}
 	if rep.Error != "" {
 		fmt.Fprintf(os.Stderr, "actd reload: failed, the running pool keeps its old generation: %s\n", rep.Error)
 		if rep.Key != "" {
