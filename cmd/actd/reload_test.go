@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,4 +215,95 @@ func checkAnswers(t *testing.T, a *actd, n, gen int) {
 			t.Errorf("answer %q came from generation %d, want %d", body, got, gen)
 		}
 	}
+}
+
+// TestReloadServesAlone: when `actd reload` returns, no old child takes a
+// connection: every request sent right after is answered by the new
+// generation, while an old child busy with a connection when the reload
+// began finishes it (and the reload counts it as finishing).
+func TestReloadServesAlone(t *testing.T) {
+	for _, tc := range []struct{ name, config string }{
+		{"dispatch", ""},
+		{"exclusive", "accept = exclusive\n"},
+		{"dispatch filter http", "accept-filter = http\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "actd.conf")
+			text := "start-children = 3\nmin-spare = 1\nmax-spare = 8\n" + tc.config
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a := startActd(t, nil, "--config", conf)
+			waitFor(t, "3 children idle", 10*time.Second, func() bool { return a.status(t).Snapshot.Idle == 3 })
+			old := map[int]bool{}
+			for _, s := range a.status(t).Snapshot.Slots {
+				old[s.PID] = true
+			}
+			slow := startRequest(t, a)
+			waitFor(t, "a busy child", 10*time.Second, func() bool { return a.status(t).Snapshot.Busy == 1 })
+			code, out := runReloadCmd(t, a)
+			if code != exitOK || !strings.Contains(out, "1 old child finishing its last connection") {
+				t.Errorf("got exit status %d, output %q; want 0 and one old child finishing", code, out)
+			}
+			for i := range 20 {
+				body, err := a.get()
+				if err != nil {
+					t.Fatalf("request %d after the reload: %v", i, err)
+				}
+				var slot, pid int
+				if _, err := fmt.Sscanf(body, "slot=%d pid=%d", &slot, &pid); err != nil || old[pid] {
+					t.Errorf("request %d after the reload: answer %q came from an old child (%v)", i, body, err)
+				}
+			}
+			if body := slow(); !strings.HasPrefix(body, "slot=") {
+				t.Errorf("the old child's connection: got %q, want an answer", body)
+			} else if _, pid := parseAnswer(body); !old[pid] {
+				t.Errorf("the old child's connection was answered by pid %d, not an old child", pid)
+			}
+			waitFor(t, "the old generation gone", 10*time.Second, func() bool {
+				for _, s := range a.status(t).Snapshot.Slots {
+					if old[s.PID] {
+						return false
+					}
+				}
+				return true
+			})
+		})
+	}
+}
+
+// startRequest sends an HTTP/1.0 request head with a body to come, so that
+// a child takes it (under a filter too) and waits; the function returned
+// sends the body and returns the answer's last line.
+func startRequest(t *testing.T, a *actd) func() string {
+	t.Helper()
+	c, err := net.DialTimeout("unix", a.sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write([]byte("POST /slow HTTP/1.0\r\nContent-Length: 4\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	return func() string {
+		if _, err := c.Write([]byte("body")); err != nil {
+			return err.Error()
+		}
+		var last string
+		sc := bufio.NewScanner(c)
+		for sc.Scan() {
+			last = sc.Text()
+		}
+		return last
+	}
+}
+
+// parseAnswer returns the slot and pid of a built-in handler's answer, or
+// -1s.
+func parseAnswer(body string) (slot, pid int) {
+	if _, err := fmt.Sscanf(body, "slot=%d pid=%d", &slot, &pid); err != nil {
+		return -1, -1
+	}
+	return slot, pid
 }
