@@ -3,6 +3,7 @@
 //	actd [flags] [-- COMMAND [ARGS...]]      run a pool
 //	actd [flags] /path/to/COMMAND [ARGS...]  the same: a path needs no --
 //	actd status [--json] [NAME]              scoreboard of a running pool
+//	actd reload [NAME]                       reload; wait until the new generation serves alone
 //	actd check-config FILE                   validate a config file
 //	actd version                             also --version
 //	actd help                                also --help, -h

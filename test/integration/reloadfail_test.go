@@ -30,7 +30,7 @@ func TestReloadCanFail(t *testing.T) {
 	}{
 		{"bad config", base + badConfig, false, "actd reload: failed, the running pool keeps its old generation: " + configPath},
 		{"worker cannot start", base + "worker = /bin/false\n", false, "no child of generation 2 said hello within start-timeout 2s"},
-		{"good config", base, true, "actd reload: generation 3 ready"},
+		{"good config", base, true, "actd reload: generation 3 serves alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a.WriteFile(configPath, []byte(tc.config), 0o644)
