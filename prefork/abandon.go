@@ -11,7 +11,7 @@ import (
 // accept filter (handoff.go), or none of its children says hello within
 // StartTimeout (generation.go). At the first generation that stops the
 // pool (fail: the settings cannot work). A reload's generation is
-// abandoned instead: its zygote is killed, its children are told to drain,
+// abandoned instead: its zygote and its children are told to drain,
 // and the generation before it, with its settings, serves on as if the
 // reload had not happened; the reload's waiter learns why from the
 // snapshot (Abandoned).
@@ -63,7 +63,7 @@ func (p *Pool) abandon(gen int, err error) {
 		"generation", gen, "serving", prev.gen, "err", err)
 	replace := p.replace // forget counts the forks it releases: not to be replaced
 	if z := p.pre.current; z != nil && z.gen == gen {
-		p.killZygote(z, "generation abandoned")
+		p.retireZygote(z) // killed if it does not exit within PingTimeout (tickZygotes)
 	}
 	p.retireGen(gen, "generation abandoned")
 	p.replace = replace
