@@ -39,17 +39,28 @@ type Abandoned struct {
 	At         time.Time `json:"at"`
 }
 
-// abandon gives up generation gen, whose worker cannot do what err says.
-// The current generation, if a reload started it, makes way for the one
-// before it; the first generation (or one whose predecessor was restored
-// already) stops the pool (fail). An older generation's children (one
-// abandoned or superseded already) are told to drain.
-func (p *Pool) abandon(gen int, err error) {
-	if gen != p.gen {
-		p.retireGen(gen, "generation abandoned")
+// unfit takes the hello of child s, which cannot do what the settings ask
+// (err): a child of the current generation abandons it; one of an older
+// generation (respawned from a worker replaced on disk since) is told to
+// drain (a child of an abandoned generation was told so already).
+func (p *Pool) unfit(s *slot, err error) {
+	switch {
+	case s.gen == p.gen:
+		p.abandon(err)
+		return
+	case s.ending():
 		return
 	}
-	prev := p.prev
+	p.log.Error("child of an old generation cannot serve, retiring it", "event", "retire", "slot", s.num, "pid", s.pid, "err", err)
+	p.retire(s, "cannot serve")
+}
+
+// abandon gives up the current generation, whose worker cannot do what err
+// says: if a reload started it, the generation before it serves on with
+// its settings; the first generation (or one restored already) stops the
+// pool (fail).
+func (p *Pool) abandon(err error) {
+	prev, gen := p.prev, p.gen
 	if prev == nil {
 		p.fail(err)
 		return

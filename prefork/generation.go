@@ -42,7 +42,7 @@ func (r *readiness) check(p *Pool) {
 		case p.now.Before(r.deadline):
 			return
 		case n == 0 && r.reload && r.gen == p.gen:
-			p.abandon(r.gen, p.noStart(r))
+			p.abandon(p.noStart(r))
 			return
 		}
 		r.up = true

@@ -322,7 +322,7 @@ func (x *handoffMode) watch() {
 func (x *handoffMode) moved(s *slot, from, to state, ev event) {
 	switch {
 	case ev == evHello && !s.caps.Has(protocol.CapHandoff):
-		x.p.abandon(s.gen, errNoHandoff(x.p.cfg, s))
+		x.p.unfit(s, errNoHandoff(x.p.cfg, s))
 	case to == idle && from != idle:
 		x.handOff()
 		if x.starved && x.p.idle.len() > 0 && x.p.stop == nil {

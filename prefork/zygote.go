@@ -258,7 +258,7 @@ func (p *Pool) zygoteMessage(id int) {
 	case m.Type != protocol.Hello || z.state != zygoteStarting:
 		err = fmt.Errorf("%w: %v from a zygote %v", protocol.ErrGarbage, m.Type, z.state)
 	case !protocol.Caps(m.Listener).Has(protocol.CapFork):
-		p.abandon(z.gen, errNoFork(z, protocol.Caps(m.Listener)))
+		p.abandon(errNoFork(z, protocol.Caps(m.Listener))) // z is the current generation's: it starts
 		return
 	default:
 		z.state = zygoteReady
