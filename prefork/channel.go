@@ -101,7 +101,11 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	case evIdle:
 		p.onIdle(s, from)
 	case evKeep:
-		p.mode.park(s, fd)
+		if int(m.Listener) >= len(p.listeners) {
+			unix.Close(fd)
+			return fmt.Errorf("%w: %v on listener %d of %d", protocol.ErrGarbage, m.Type, m.Listener, len(p.listeners))
+		}
+		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady)
 	}
 	p.mode.moved(s, from, to, ev)
 	if ev != evPong {

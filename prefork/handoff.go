@@ -45,12 +45,14 @@ const acceptBatch = 64
 type handoffMode struct {
 	p       *Pool
 	hold    *holder
-	full    bool // not watching the listeners: MaxHeld held
-	stalled bool // not watching the listeners: out of fds, until the next tick
-	starved bool // not watching the listeners: no idle child, until one is
+	screen  screening // the children that accept by themselves (screen.go)
+	full    bool      // not watching the listeners: MaxHeld held
+	stalled bool      // not watching the listeners: out of fds, until the next tick
+	starved bool      // not watching the listeners: no idle child, until one is
+	quiet   bool      // watching the listeners only to wake a quiet pool (hush)
 }
 
-func (x *handoffMode) table() *table { return handoffTable }
+func (x *handoffMode) table() *table { return filterTable }
 
 // setup watches every listener, level-triggered.
 func (x *handoffMode) setup() error {
@@ -82,6 +84,12 @@ const deferHeld = time.Second
 // The next child to go idle accepts again (fill).
 func (x *handoffMode) readable(l *listener) {
 	if x.p.stop != nil {
+		return
+	}
+	if !x.accepts() { // a connection on a quiet pool whose children screen
+		x.quiet = false
+		x.watch()
+		x.p.keepTicking()
 		return
 	}
 	x.p.harvestOnce() // an I read in this turn makes its child the lowest idle again
@@ -117,6 +125,7 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			return
 		}
 		readable = false // that one is taken: whether more wait, the queue says
+		p.stats.Held++
 		x.held(x.hold.add(fd, l.index, p.now, false))
 	}
 }
@@ -241,13 +250,18 @@ func (x *handoffMode) close(i int) {
 	}
 }
 
-// park holds fd, given back by slot s (Keep) between two requests. While
-// the pool stops it is closed, as an idle keep-alive connection, unless its
-// next request is in already and children still take connections.
-func (x *handoffMode) park(s *slot, fd int) {
+// park holds fd, given back by slot s (Keep, accepted on listener):
+// between two requests, or (notReady) found not ready by a child that
+// screens. While the pool stops it is closed, as an idle connection, unless
+// its request is in already and children still take connections.
+func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
 	p := x.p
-	p.stats.Parked++
-	i := x.hold.add(fd, s.listener, p.now, true)
+	if notReady {
+		p.stats.Held++
+	} else {
+		p.stats.Parked++
+	}
+	i := x.hold.add(fd, listener, p.now, !notReady)
 	if p.stop == nil {
 		x.held(i)
 		return
@@ -295,10 +309,16 @@ func (x *handoffMode) answer408(fd int) {
 var response408 = []byte("HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nContent-Length: 16\r\n" +
 	"Connection: close\r\n\r\nRequest Timeout\n")
 
-// watch starts or stops watching the listeners: stopped while full,
-// stalled or starved, or once the pool stops.
+// accepts reports whether the master accepts connections itself: while a
+// child lives that takes only what is handed over. Children that screen
+// accept for themselves.
+func (x *handoffMode) accepts() bool { return x.screen.plain > 0 }
+
+// watch starts or stops watching the listeners: watched while the master
+// accepts, but not while full, stalled or starved; or to wake a quiet pool
+// (hush); never once the pool stops.
 func (x *handoffMode) watch() {
-	on := !x.full && !x.stalled && !x.starved && x.p.stop == nil
+	on := (x.accepts() && !x.full && !x.stalled && !x.starved || x.quiet) && x.p.stop == nil
 	for _, l := range x.p.listeners {
 		if l.armed == on {
 			continue
@@ -320,9 +340,16 @@ func (x *handoffMode) watch() {
 // a worker that cannot take them at its hello (abandon.go: the first
 // generation's stops the pool).
 func (x *handoffMode) moved(s *slot, from, to state, ev event) {
-	switch {
-	case ev == evHello && !s.caps.Has(protocol.CapHandoff):
+	if ev == evHello && !s.caps.Has(protocol.CapHandoff) {
 		x.p.unfit(s, errNoHandoff(x.p.cfg, s))
+		return
+	}
+	plain := x.accepts()
+	x.screen.moved(s, from, to, ev)
+	if x.accepts() != plain {
+		x.watch()
+	}
+	switch {
 	case to == idle && from != idle:
 		x.handOff()
 		if x.starved && x.p.idle.len() > 0 && x.p.stop == nil {
@@ -345,6 +372,7 @@ func errNoHandoff(cfg Config, s *slot) error {
 // (moved does at once; this is the backstop).
 func (x *handoffMode) tick() {
 	x.expire()
+	x.screen.armNext()
 	if x.stalled {
 		x.stalled = false
 		x.watch()
@@ -355,8 +383,15 @@ func (x *handoffMode) tick() {
 	}
 }
 
-// hush: the listeners wake the loop already; quiet holds no connection.
-func (x *handoffMode) hush() {}
+// hush: while the master accepts, the listeners wake the loop already; with
+// children that screen, it watches them so that a connection on a quiet
+// pool wakes it (the stuck check), as in exclusive mode.
+func (x *handoffMode) hush() {
+	if !x.accepts() {
+		x.quiet = true
+		x.watch()
+	}
+}
 
 func (x *handoffMode) scale() { x.p.scale() }
 

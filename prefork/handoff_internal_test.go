@@ -24,7 +24,8 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
 	p.cfg.Filter, p.cfg.MaxChildren = f, max(n, 1)
 	p.mode, _ = newMode(p, protocol.Dispatch)
-	if _, ok := p.mode.(*handoffMode); !ok {
+	x, ok := p.mode.(*handoffMode)
+	if !ok {
 		t.Fatalf("filter %v in dispatch mode: got %T, want a handoffMode", f, p.mode)
 	}
 	p.table = p.mode.table()
@@ -32,6 +33,7 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		s := &slot{num: i, pidfd: -1, ch: -1, helloAt: p.now, state: idle, since: p.now, caps: protocol.CapHandoff}
 		p.slots = append(p.slots, s)
 		p.idle.add(i)
+		x.screen.hello(s) // children that take only what is handed over
 	}
 	poll, err := newPoller()
 	if err != nil {

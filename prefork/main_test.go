@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 //	nohello     every child stays silent
 //	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request
 //	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
+//	keephttp3   keephttp as a worker of protocol revision 3 does it: under a filter, the master accepts for it
 //	nohandoff   says hello without the handoff capability, then waits
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
@@ -76,6 +77,9 @@ func runTestWorker(name string) int {
 	case "leak":
 		err = worker.Serve(context.Background(), leak(echo(delay)))
 	case "keephttp":
+		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
+	case "keephttp3":
+		os.Setenv(protocol.EnvProtocol, "3") // the library then says hello without CapScreen, as it did at revision 3
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
 	case "nohandoff":
 		return misbehave(name)

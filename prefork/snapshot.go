@@ -28,6 +28,7 @@ type Stats struct {
 	Turns       uint64    `json:"turns"`           // times the master loop woke up
 
 	// Under an accept filter (handoff.go):
+	Held         uint64 `json:"held,omitempty"`          // connections held from their start: accepted by the master, or given to it not ready (K) by a child that screens
 	Handoffs     uint64 `json:"handoffs,omitempty"`      // connections handed to a child (C)
 	HoldTimeouts uint64 `json:"hold_timeouts,omitempty"` // held connections closed after --hold-timeout
 	HeldClosed   uint64 `json:"held_closed,omitempty"`   // held connections the client closed first

@@ -160,6 +160,7 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	mw.sample(name, h.Parked, "state", "parked")
 	mw.gauge("held_max", "The --max-held setting.", h.Max)
 	mw.gauge("held_oldest_seconds", "How long the oldest held connection has been held.", h.Oldest.Seconds())
+	mw.counter("held_new", "Connections the master held from their start: accepted by itself, or given to it not ready by a child.", s.Stats.Held)
 	mw.counter("handoffs", "Connections handed to a child by the master.", s.Stats.Handoffs)
 	mw.counter("hold_timeouts", "Held connections closed after --hold-timeout.", s.Stats.HoldTimeouts)
 	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
