@@ -33,7 +33,8 @@ import (
 // Beyond --max-held connections the master stops watching the listeners:
 // new connections wait in the kernel's queue, and none held is dropped.
 // Children that did not announce protocol.CapHandoff cannot take C: the
-// first one's hello stops the pool with a *FieldError naming the filter.
+// first one's hello abandons its generation, with a *FieldError naming the
+// filter (abandon.go: at the first generation that stops the pool).
 
 // acceptBatch bounds the connections accepted per listener event, so one
 // busy listener does not hold the loop (it stays readable: level-triggered).
@@ -389,11 +390,12 @@ func (x *handoffMode) watch() {
 }
 
 // moved hands ready connections over when a child is idle, accepts for
-// it if the listeners wait for one (fill), and stops the pool at the hello
-// of a worker that cannot take them.
+// it if the listeners wait for one (fill), and abandons the generation of
+// a worker that cannot take them at its hello (abandon.go: the first
+// generation's stops the pool).
 func (x *handoffMode) moved(s *slot, from, to state, ev event) {
 	if ev == evHello && !s.caps.Has(protocol.CapHandoff) {
-		x.p.fail(errNoHandoff(x.p.cfg, s))
+		x.p.unfit(s, errNoHandoff(x.p.cfg, s))
 		return
 	}
 	plain := x.accepts()
@@ -410,8 +412,8 @@ func (x *handoffMode) moved(s *slot, from, to state, ev event) {
 	}
 }
 
-// errNoHandoff is the error that stops a pool whose worker cannot take
-// connections handed over.
+// errNoHandoff is why a generation whose worker cannot take connections
+// handed over is abandoned (the first generation's stops the pool).
 func errNoHandoff(cfg Config, s *slot) error {
 	return &FieldError{Field: "accept-filter", Value: cfg.Filter,
 		Allowed: fmt.Sprintf("none for this worker: child %d (pid %d) does not take handed-off connections "+

@@ -92,8 +92,9 @@ type Snapshot struct {
 	Stats      Stats          `json:"stats"`
 	Listeners  []ListenerInfo `json:"listeners"`
 	Slots      []SlotInfo     `json:"slots"`
-	Held       *HeldInfo      `json:"held,omitempty"`   // under an accept filter in dispatch mode
-	Zygote     *ZygoteInfo    `json:"zygote,omitempty"` // under --preload (zygote.go)
+	Held       *HeldInfo      `json:"held,omitempty"`      // under an accept filter in dispatch mode
+	Zygote     *ZygoteInfo    `json:"zygote,omitempty"`    // under --preload (zygote.go)
+	Abandoned  *Abandoned     `json:"abandoned,omitempty"` // the last reload's generation given up (abandon.go)
 
 	pingFailing bool
 }
@@ -118,7 +119,7 @@ func (p *Pool) snapshot() Snapshot {
 	now := time.Now()
 	s := Snapshot{Mode: p.cfg.Mode.String(), Generation: p.gen, Max: p.cfg.MaxChildren,
 		Failures: p.backoff.failures, LastExit: p.backoff.lastExit,
-		Ready: p.ready != nil && isClosed(p.ready.ch), Stopping: p.stop != nil, Taken: now, Stats: p.stats}
+		Ready: p.ready != nil && p.ready.done, Stopping: p.stop != nil, Taken: now, Stats: p.stats}
 	if p.backoff.failures > 0 {
 		s.RetryIn = max(p.backoff.notBefore.Sub(now), 0)
 	}
@@ -141,6 +142,7 @@ func (p *Pool) snapshot() Snapshot {
 	}
 	s.Held = p.mode.heldInfo(now)
 	s.Zygote = p.zygoteInfo()
+	s.Abandoned = p.abandoned
 	return s
 }
 
