@@ -395,5 +395,9 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	if t := h.oldest(); !t.IsZero() {
 		in.Oldest = max(now.Sub(t), 0)
 	}
+	if h.store.Keep != nil {
+		in.Store = new(StoreInfo)
+		*in.Store = h.stored
+	}
 	return in
 }

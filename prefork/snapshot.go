@@ -62,11 +62,12 @@ type ListenerInfo struct {
 // (given back between two keep-alive requests).
 type HeldInfo struct {
 	Filter string        `json:"filter"`
-	Held   int           `json:"held"`   // all of them
-	Ready  int           `json:"ready"`  // of them, ready for a child: the scaler counts them as demand
-	Parked int           `json:"parked"` // of them, given back by a child
-	Oldest time.Duration `json:"oldest"` // how long the oldest has been held (or parked)
-	Max    int           `json:"max"`    // --max-held
+	Held   int           `json:"held"`            // all of them
+	Ready  int           `json:"ready"`           // of them, ready for a child: the scaler counts them as demand
+	Parked int           `json:"parked"`          // of them, given back by a child
+	Oldest time.Duration `json:"oldest"`          // how long the oldest has been held (or parked)
+	Max    int           `json:"max"`             // --max-held
+	Store  *StoreInfo    `json:"store,omitempty"` // nil: no store (store.go)
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.
