@@ -395,9 +395,6 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	if t := h.oldest(); !t.IsZero() {
 		in.Oldest = max(now.Sub(t), 0)
 	}
-	if h.store.Keep != nil {
-		in.Store = new(StoreInfo)
-		*in.Store = h.stored
-	}
+	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
 	return in
 }

@@ -77,10 +77,10 @@ type holder struct {
 	parked int // of them, parked
 	ready  int // of them, ready for a child
 	byAge  refQueue
-	queue  refQueue  // ready ones, in the order they became ready
-	peek   []byte    // acceptfilter.HeadLimit bytes, for every look
-	store  Store     // where held connections outlive the master (store.go)
-	stored StoreInfo // the store's counters
+	queue  refQueue    // ready ones, in the order they became ready
+	peek   []byte      // acceptfilter.HeadLimit bytes, for every look
+	store  Store       // where held connections outlive the master (store.go)
+	stored storeCounts // the store's counters
 }
 
 func newHolder(f acceptfilter.Filter) *holder {

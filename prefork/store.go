@@ -41,11 +41,11 @@ type Stored struct {
 	Name     string // its name in the store, for Store.Remove
 }
 
-// StoreInfo counts the store's work, for a snapshot.
-type StoreInfo struct {
-	Stored uint64 `json:"stored"` // connections kept (and taken back) so far
-	Now    int    `json:"now"`    // in the store now
-	Failed uint64 `json:"failed"` // Keep or Remove errors
+// storeCounts count the store's work, for a snapshot (HeldInfo).
+type storeCounts struct {
+	stored uint64 // connections kept (and taken back) so far
+	now    int    // in the store now
+	failed uint64 // Keep or Remove errors
 }
 
 // UseStore makes the pool keep its held connections in s, and hold the
@@ -95,8 +95,8 @@ func (p *Pool) adoptStored() {
 		unix.SetNonblock(c.FD, true) // as accept4 made it: stored copies share the flag, but be sure
 		i := x.hold.add(c.FD, c.Listener, p.now, c.Parked)
 		x.hold.conns[i].stored = c.Name
-		x.hold.stored.Now++
-		x.hold.stored.Stored++
+		x.hold.stored.now++
+		x.hold.stored.stored++
 		x.lookBack(i)
 	}
 	if len(stored) > 0 {
@@ -141,12 +141,12 @@ func (h *holder) keep(i int) {
 	}
 	name, err := h.store.Keep(c.fd, c.listener, c.parked)
 	if err != nil {
-		h.stored.Failed++
+		h.stored.failed++
 		return
 	}
 	c.stored = name
-	h.stored.Now++
-	h.stored.Stored++
+	h.stored.now++
+	h.stored.stored++
 }
 
 // unkeep removes entry i from the store if it is stored.
@@ -156,8 +156,8 @@ func (h *holder) unkeep(i int) {
 		return
 	}
 	if err := h.store.Remove(c.stored); err != nil {
-		h.stored.Failed++
+		h.stored.failed++
 	}
 	c.stored = ""
-	h.stored.Now--
+	h.stored.now--
 }
