@@ -36,12 +36,11 @@ type fdStore struct {
 }
 
 // openFDStore returns the store the unit allows, or nil when $FDSTORE is
-// unset or not a positive number, or NOTIFY_SOCKET is unset. It unsets
-// $FDSTORE (children get no store of their own). It returns an error when
-// the notify socket cannot be opened.
+// unset or not a positive number, or NOTIFY_SOCKET is unset (children do
+// not inherit $FDSTORE: protocol.MasterEnv). It returns an error when the
+// notify socket cannot be opened.
 func openFDStore() (*fdStore, error) {
 	max, err := strconv.Atoi(os.Getenv(envFDStore))
-	os.Unsetenv(envFDStore)
 	if err != nil || max <= 0 {
 		return nil, nil
 	}
