@@ -1,8 +1,10 @@
 package notify
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -99,4 +101,54 @@ func sameFile(t *testing.T, a, b int) bool {
 		t.Fatal(err)
 	}
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
+
+// BenchmarkFDStoreKeepRemove is the master's cost of the fd store per held
+// connection: one Store (an fd attached) and one Remove, to a fake
+// NOTIFY_SOCKET that a goroutine drains (closing the fds), as systemd would.
+func BenchmarkFDStoreKeepRemove(b *testing.B) {
+	addr := filepath.Join(b.TempDir(), "notify.sock")
+	ln, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: addr, Net: "unixgram"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	b.Setenv("NOTIFY_SOCKET", addr)
+	go func() {
+		buf, oob := make([]byte, 512), make([]byte, unix.CmsgSpace(4))
+		for {
+			_, oobn, _, _, err := ln.ReadMsgUnix(buf, oob)
+			if err != nil {
+				return
+			}
+			msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+			for _, m := range msgs {
+				fds, _ := unix.ParseUnixRights(&m)
+				for _, fd := range fds {
+					unix.Close(fd)
+				}
+			}
+		}
+	}()
+	s, err := OpenFDStore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(pair[0])
+	defer unix.Close(pair[1])
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		name := "held-0-" + strconv.Itoa(i)
+		if err := s.Store(pair[0], name); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Remove(name); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -86,7 +86,7 @@ func (p *Pool) adoptStored() {
 	x, ok := p.mode.(*handoffMode)
 	for _, c := range stored {
 		if !ok || c.Listener < 0 || c.Listener >= len(p.listeners) {
-			p.log.Warn("closing a connection taken back from the store", "name", c.Name,
+			p.log.Warn("closing a connection taken back from the store", "event", "restore", "name", c.Name,
 				"reason", "no accept filter, or no listener "+fmt.Sprint(c.Listener))
 			unix.Close(c.FD)
 			p.unstore(c.Name)
