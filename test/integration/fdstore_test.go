@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,6 +78,15 @@ func TestHeldConnectionsOutliveMaster(t *testing.T) {
 				t.Errorf("NRestarts: got %d, want 1", st.NRestarts)
 			}
 			requireSaw(t, watch, "Service.Result", tc.result)
+			journal := a.Journal(serviceUnit)
+			if !strings.Contains(journal, "took back held connections from the store") {
+				t.Errorf("journal: no line saying the restarted master took back held connections")
+			}
+			for _, bad := range []string{"FileDescriptorStoreMax", "fd store", "Failed to add fd"} {
+				if strings.Contains(journal, bad) {
+					t.Errorf("journal: systemd complains about the fd store (%q):\n%s", bad, journal)
+				}
+			}
 		})
 	}
 }
