@@ -54,28 +54,34 @@ func OpenFDStore() (*FDStore, error) {
 }
 
 // Store sends FDSTORE=1 with FDNAME=name and a copy of fd (the caller keeps
-// fd). name must pass activation.CheckName: systemd drops a message whose
-// name it rejects.
+// fd), without waiting: a manager that lags behind gets no more fds. name
+// must pass activation.CheckName: systemd drops a message whose name it
+// rejects.
 //
-// It returns nil when sent, or the send error (a closed FDStore: EBADF).
+// It returns nil when sent, or the send error (EAGAIN: systemd's queue is
+// full; a closed FDStore: EBADF).
 func (s *FDStore) Store(fd int, name string) error {
-	return s.send("FDSTORE=1\nFDNAME="+name, unix.UnixRights(fd), "FDSTORE")
+	return s.send("FDSTORE=1\nFDNAME="+name, unix.UnixRights(fd), unix.MSG_DONTWAIT, "FDSTORE")
 }
 
 // Remove sends FDSTOREREMOVE=1 with FDNAME=name: systemd closes every fd it
 // stores under name.
 //
+// It waits for room in systemd's queue up to fdStoreTimeout: a copy left
+// behind would keep the connection open after its child closed it.
+//
 // It returns nil when sent, or the send error.
 func (s *FDStore) Remove(name string) error {
-	return s.send("FDSTOREREMOVE=1\nFDNAME="+name, nil, "FDSTOREREMOVE")
+	return s.send("FDSTOREREMOVE=1\nFDNAME="+name, nil, 0, "FDSTOREREMOVE")
 }
 
-// send writes one datagram, state with oob, and names verb in the error.
-func (s *FDStore) send(state string, oob []byte, verb string) error {
+// send writes one datagram, state with oob and flags, and names verb in the
+// error.
+func (s *FDStore) send(state string, oob []byte, flags int, verb string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		err := unix.Sendmsg(s.fd, []byte(state), oob, nil, unix.MSG_NOSIGNAL)
+		err := unix.Sendmsg(s.fd, []byte(state), oob, nil, flags|unix.MSG_NOSIGNAL)
 		if err == unix.EINTR {
 			continue
 		}

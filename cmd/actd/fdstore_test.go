@@ -5,8 +5,10 @@ import (
 	"net"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/actd/actd/activation"
+	"golang.org/x/sys/unix"
 )
 
 // TestOpenFDStore: the store is on only when $FDSTORE is a positive number
@@ -77,8 +79,8 @@ func TestFDStoreNames(t *testing.T) {
 	}
 }
 
-// fakeNotify binds a unixgram socket standing in for NOTIFY_SOCKET and
-// returns its path.
+// fakeNotify binds a unixgram socket standing in for NOTIFY_SOCKET, reads
+// it (closing the fds that come) until the test ends, and returns its path.
 func fakeNotify(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "notify.sock")
@@ -87,5 +89,50 @@ func fakeNotify(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	go func() {
+		buf, oob := make([]byte, 512), make([]byte, unix.CmsgSpace(4))
+		for {
+			_, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+			if err != nil {
+				return
+			}
+			msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+			for _, m := range msgs {
+				fds, _ := unix.ParseUnixRights(&m)
+				for _, fd := range fds {
+					unix.Close(fd)
+				}
+			}
+		}
+	}()
 	return path
+}
+
+// TestFDStoreRate: beyond storeBurst connections at once Keep says busy,
+// and a token comes back every 1/storeRate second.
+func TestFDStoreRate(t *testing.T) {
+	t.Setenv("NOTIFY_SOCKET", fakeNotify(t))
+	t.Setenv(envFDStore, "4096")
+	s, err := openFDStore()
+	if err != nil || s == nil {
+		t.Fatalf("openFDStore: %v, %v", s, err)
+	}
+	defer s.sd.Close()
+	now := time.Unix(1000, 0)
+	s.clock = func() time.Time { return now }
+	for i := range storeBurst {
+		if !s.take() {
+			t.Fatalf("take %d of the burst: got false, want true", i)
+		}
+	}
+	if _, err := s.Keep(1, 0, false); !errors.Is(err, errStoreBusy) {
+		t.Fatalf("Keep beyond the burst: got %v, want errStoreBusy", err)
+	}
+	now = now.Add(time.Second / storeRate)
+	if _, err := s.Keep(1, 0, false); err != nil {
+		t.Errorf("Keep 1/storeRate later: got %v, want nil", err)
+	}
+	if _, err := s.Keep(1, 0, false); !errors.Is(err, errStoreBusy) {
+		t.Errorf("Keep again at once: got %v, want errStoreBusy", err)
+	}
 }
