@@ -486,5 +486,6 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	if t := h.oldest(); !t.IsZero() {
 		in.Oldest = max(now.Sub(t), 0)
 	}
+	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
 	return in
 }

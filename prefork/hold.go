@@ -32,6 +32,7 @@ type heldConn struct {
 	ready    bool      // in the ready queue
 	parked   bool      // given back by a child (Keep), not ready yet
 	polled   bool      // registered in the loop's epoll set
+	stored   string    // its name in the store (store.go), "" if not stored
 }
 
 // heldRef names an entry in a queue; seq tells whether it is still the same
@@ -74,13 +75,15 @@ type holder struct {
 	filter acceptfilter.Filter
 	conns  []heldConn
 	free   []int
-	count  int      // held now: waiting, ready and parked
-	parked int      // of them, parked
-	ready  int      // of them, ready for a child
-	fresh  refQueue // accepted (or given back not ready), in order of age
-	idle   refQueue // parked, in order of age
-	queue  refQueue // ready ones, in the order they became ready
-	peek   []byte   // acceptfilter.HeadLimit bytes, for every look
+	count  int         // held now: waiting, ready and parked
+	parked int         // of them, parked
+	ready  int         // of them, ready for a child
+	fresh  refQueue    // accepted (or given back not ready), in order of age
+	idle   refQueue    // parked, in order of age
+	queue  refQueue    // ready ones, in the order they became ready
+	peek   []byte      // acceptfilter.HeadLimit bytes, for every look
+	store  Store       // where held connections outlive the master (store.go)
+	stored storeCounts // the store's counters
 }
 
 func newHolder(f acceptfilter.Filter) *holder {
@@ -111,6 +114,7 @@ func (h *holder) add(fd, listener int, now time.Time, parked bool) int {
 
 // release forgets entry i and returns its fd, now the caller's.
 func (h *holder) release(i int) int {
+	h.unkeep(i)
 	c := &h.conns[i]
 	fd := c.fd
 	if c.ready {
@@ -144,8 +148,17 @@ const (
 )
 
 // look peeks at entry i's bytes (without reading them) and says whether the
-// filter finds it ready.
+// filter finds it ready. One not ready is stored (store.go), once.
 func (h *holder) look(i int) look {
+	got := h.peekAt(i)
+	if got == notYet {
+		h.keep(i)
+	}
+	return got
+}
+
+// peekAt is look without the store.
+func (h *holder) peekAt(i int) look {
 	c := &h.conns[i]
 	n, err := rawPeek(c.fd, h.peek)
 	switch {

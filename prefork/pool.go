@@ -54,6 +54,8 @@ type Pool struct {
 	stop            *stopping  // nil until Run's context is done
 	mem             memory     // control groups and OOM counter (memory.go)
 	pre             preload    // zygotes, under Config.Preload (zygote.go)
+	store           Store      // where held connections outlive the master (store.go)
+	takenBack       []Stored   // taken back from the store, held at Run's start
 
 	callMu  sync.Mutex
 	calls   []func()
@@ -135,6 +137,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	stopWake := context.AfterFunc(ctx, p.wakeUp)
 	defer stopWake()
 	p.now = time.Now()
+	p.adoptStored()
 	p.startGeneration()
 	for {
 		if err := p.turn(ctx); err != nil {

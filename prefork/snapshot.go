@@ -69,6 +69,11 @@ type HeldInfo struct {
 	Parked int           `json:"parked"` // of them, given back by a child
 	Oldest time.Duration `json:"oldest"` // how long the oldest has been held (or parked)
 	Max    int           `json:"max"`    // --max-held
+	// With a store (store.go): connections in it now, kept so far, and
+	// Keep or Remove errors.
+	Stored      int    `json:"stored,omitempty"`
+	StoredTotal uint64 `json:"stored_total,omitempty"`
+	StoreFailed uint64 `json:"store_failed,omitempty"`
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.
