@@ -78,6 +78,9 @@ func runTestWorker(name string) int {
 	case "leak":
 		err = worker.Serve(context.Background(), leakEcho())
 	case "flood":
+		// master-first (revision 3): the child is busy from the master's C
+		// on, so the raw R it floods with fit its state
+		os.Setenv(protocol.EnvProtocol, "3")
 		err = worker.ServeKeepFD(context.Background(), floodHTTP())
 	case "keephttp":
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
