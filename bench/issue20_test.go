@@ -204,6 +204,10 @@ func TestIssue20Markdown(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	r.opts.loads = []string{"close-8"}
+	if only := r.issue20Markdown(); strings.Contains(only, "| close-64 |") || !strings.Contains(only, "| close-8 |") {
+		t.Errorf("-loads close-8: got\n%s\nwant rows for close-8 only", only)
+	}
 	if (report{cells: []cell{{server: "actd-filter-http"}}}).measuredIssue20() {
 		t.Errorf("measuredIssue20: got true without issue 20's own servers, want false")
 	}

@@ -23,6 +23,33 @@ const (
 	fastPathMasterCPU  = 5.0  // µs of master CPU per connection on the fast path, at most
 )
 
+// issue20Labels are the servers' short names in the comparison's tables.
+var issue20Labels = map[string]string{
+	"actd-exclusive": "exclusive", "actd-dispatch": "dispatch", "actd-filter-http": "default", "actd-filter-http-master": "master-first",
+	"wsgi-actd-exclusive": "actd exclusive", "wsgi-actd-dispatch": "actd dispatch", "wsgi-actd-filter-http": "actd default",
+	"gunicorn": "gunicorn sync", "uwsgi": "uWSGI",
+}
+
+// label is server's short name in the comparison's tables.
+func label(server string) string {
+	if l, ok := issue20Labels[server]; ok {
+		return l
+	}
+	return server
+}
+
+// issue20LoadsRun returns the comparison's loads that the run measured,
+// in table order.
+func (r report) issue20LoadsRun() []string {
+	var names []string
+	for _, name := range issue20Loads {
+		if slices.Contains(r.opts.loads, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // measuredIssue20 reports whether the run measured any server of the
 // comparison that only it has (the default pool's master-first twin or
 // the WSGI default pool), so a run without them leaves the section alone.
@@ -42,10 +69,10 @@ func (r report) issue20Markdown() string {
 	fmt.Fprintf(&b, "Command: `go run ./bench -issue20` or a full run (this one: %d interleaved rounds of %v warm-up and a %v run per server; %d processes per server, one per connection for keep-alive; commit %s, %s, %s CPUs). The whole run took %s.\n\n",
 		o.runs, o.warmup, o.duration, o.pool, r.factValue("commit"), r.factValue("date"), r.factValue("nproc"), r.elapsed.Round(time.Second))
 	b.WriteString("The master-first path is measured with `actd-filter-http-master`: the same pool and built-in handler, the worker started as `env ACTD_PROTOCOL=3 actd child http`, so it says hello as a revision-3 worker (no `screen`) and the master accepts and holds every connection. No flag of actd and no code of the product is added for it.\n\n")
-	b.WriteString("#### Built-in handler (Go worker library)\n\n")
+	b.WriteString("#### Built-in handler (Go worker library)\n\nexclusive: `actd-exclusive`; dispatch: `actd-dispatch`; default: `actd-filter-http` (dispatch, `--accept-filter http`, children first); master-first: `actd-filter-http-master`.\n\n")
 	r.rateTable(&b, issue20Go, [][2]string{{"actd-filter-http", "actd-exclusive"}, {"actd-filter-http-master", "actd-exclusive"}})
 	r.cpuTable(&b, issue20Go[:4])
-	b.WriteString("#### WSGI hello application (`python3 -m actd.wsgi`)\n\n")
+	b.WriteString("#### WSGI hello application (`python3 -m actd.wsgi`)\n\nactd exclusive: `wsgi-actd-exclusive`; actd dispatch: `wsgi-actd-dispatch`; actd default: `wsgi-actd-filter-http`; gunicorn sync: `gunicorn`; uWSGI: `uwsgi` (`--http-socket`); the same application and process count.\n\n")
 	r.rateTable(&b, issue20WSGI, [][2]string{{"wsgi-actd-filter-http", "wsgi-actd-exclusive"}, {"wsgi-actd-filter-http", "gunicorn"}, {"wsgi-actd-filter-http", "uwsgi"}})
 	r.cpuTable(&b, issue20WSGI[:3])
 	r.writeIssue20Targets(&b)
@@ -56,12 +83,15 @@ func (r report) issue20Markdown() string {
 // rateTable writes the median requests/s of servers for each load of the
 // comparison, and each pair's ratio (first over second).
 func (r report) rateTable(b *strings.Builder, servers []string, ratios [][2]string) {
-	head := append([]string{"load"}, servers...)
+	head := []string{"load"}
+	for _, s := range servers {
+		head = append(head, label(s))
+	}
 	for _, p := range ratios {
-		head = append(head, p[0]+" / "+p[1])
+		head = append(head, label(p[0])+" / "+label(p[1]))
 	}
 	writeHead(b, head)
-	for _, name := range issue20Loads {
+	for _, name := range r.issue20LoadsRun() {
 		row := []string{name}
 		for _, s := range servers {
 			row = append(row, r.rateText(s, name))
@@ -80,15 +110,15 @@ func (r report) rateTable(b *strings.Builder, servers []string, ratios [][2]stri
 func (r report) cpuTable(b *strings.Builder, servers []string) {
 	head := []string{"load"}
 	for _, s := range servers {
-		head = append(head, s+" master µs")
+		head = append(head, label(s)+": master µs")
 	}
 	for _, s := range servers {
 		if countsHeld(s) {
-			head = append(head, s+" held by the master")
+			head = append(head, label(s)+": held by the master")
 		}
 	}
 	writeHead(b, head)
-	for _, name := range issue20Loads {
+	for _, name := range r.issue20LoadsRun() {
 		row := []string{name}
 		for _, s := range servers {
 			row = append(row, r.masterCPUText(s, name))
