@@ -148,17 +148,13 @@ func (x *handoffMode) room() bool {
 	return x.hold.count < x.limit() || x.shed("max-held")
 }
 
-// starve stops watching the listeners for want of an idle child, and
-// counts an overload if a connection waits on l: waiting, or a TCP
-// listener's queue says so (one getsockopt; a unix listener's queue would
-// cost a netlink round trip per connection of a saturated pool, so there
-// only waiting counts).
-func (x *handoffMode) starve(l *listener, waiting bool) {
-	if !waiting && l.tcp {
-		info, err := rawTCPInfo(l.FD)
-		waiting = err == nil && info.Unacked > 0
-	}
-	if waiting {
+// starve stops watching the listeners for want of an idle child. A
+// connection that waits on l (readable: l was found readable with nothing
+// taken yet) is an overload now; otherwise fill counts one if it finds a
+// connection when a child is idle again: no system call to ask the queue
+// per connection of a saturated pool.
+func (x *handoffMode) starve(l *listener, readable bool) {
+	if readable {
 		x.p.overload(l)
 	}
 	x.starved = true
@@ -168,10 +164,15 @@ func (x *handoffMode) starve(l *listener, waiting bool) {
 // fill accepts for the children idle after the master stopped watching
 // the listeners for want of one, at once, in the turn that made them
 // idle: a saturated pool takes each next connection without watching the
-// listeners again. Once children stay idle it watches them again.
+// listeners again. A connection found so waited for a child: an overload.
+// Once children stay idle it watches the listeners again.
 func (x *handoffMode) fill() {
 	for _, l := range x.p.listeners {
+		held := x.p.stats.Held
 		x.accept(l, false)
+		if x.p.stats.Held != held {
+			x.p.overload(l)
+		}
 		if x.p.idle.len() == 0 {
 			return // starved again
 		}
