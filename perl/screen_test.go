@@ -334,3 +334,24 @@ func TestScreenPool(t *testing.T) {
 		t.Errorf("actd's log: got %q, want no warning", c)
 	}
 }
+
+// TestScreenPoolRevision3: the handler told of revision 3 (a worker
+// command that sets ACTD_PROTOCOL=3, as a handler of before revision 4
+// reads it) announces handoff only, and under --accept-filter http the
+// master holds and hands over every connection, all served: the
+// master-first path stays for such workers.
+func TestScreenPoolRevision3(t *testing.T) {
+	p := startPoolWith(t, []string{"env", "ACTD_PROTOCOL=3"}, "dispatch", "app.psgi", "--accept-filter", "http",
+		"--start-children", "2", "--min-children", "2", "--max-children", "2", "--hold-timeout", "60s")
+	const n = 10
+	for range n {
+		readHello(t, dialSend(t, p.addr, closeRequest))
+	}
+	s, err := p.Held()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Pool.Stats; st.Held != n || st.Handoffs != n || st.Served != n {
+		t.Errorf("%d requests: the master held %d, handed over %d, children served %d; want %d each", n, st.Held, st.Handoffs, st.Served, n)
+	}
+}
