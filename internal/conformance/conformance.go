@@ -60,13 +60,13 @@ func (c Case) Wanted() []int {
 	return []int{c.Status}
 }
 
-// Check sends c to the server at addr ("tcp" network, host:port) in one
+// Check sends c to the server at addr on network ("tcp", "unix") in one
 // write and reads its answers, for at most bound. It returns nil if the
 // answers' statuses are c.Wanted() and, for a bad case, the server then
 // closed the connection; an error saying what came otherwise (too many
 // answers, too few, another status, the connection left open).
-func Check(addr string, c Case, bound time.Duration) error {
-	conn, err := net.DialTimeout("tcp", addr, bound)
+func Check(network, addr string, c Case, bound time.Duration) error {
+	conn, err := net.DialTimeout(network, addr, bound)
 	if err != nil {
 		return err
 	}
