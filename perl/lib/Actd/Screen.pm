@@ -24,16 +24,34 @@ use constant {
 
 my $peeked = "\0" x HEAD_LIMIT;    # look's buffer, allocated once
 
+use constant LINE_LIMIT => 8192;    # the longest request line: a longer one is answered 414
+
 # ready: whether $bytes, what a client has sent so far, make its
 # connection ready under $filter ("data" or "http"). Returns false for no
-# bytes; true under data for any; under http, true once they hold an empty
-# line (LF CR LF or LF LF: the end of a request head) or reach HEAD_LIMIT
-# (too long a head, for the handler to answer), else false.
+# bytes; true under data for any; under http (docs/http.md, the master's
+# acceptfilter.Ready), true once they hold a whole head (CRLF CRLF after
+# the request line, CRLFs before it skipped), or a fault no more bytes can
+# mend (a bare LF or CR, a control byte other than HTAB, a malformed or too
+# long request line), or reach HEAD_LIMIT; else false.
 sub ready {
     my ($filter, $bytes) = @_;
     return 0 if $bytes eq '';
     return 1 if $filter eq 'data' || length $bytes >= HEAD_LIMIT;
-    return index($bytes, "\n\r\n") >= 0 || index($bytes, "\n\n") >= 0;
+    my $start = 0;
+    $start += 2 while substr($bytes, $start, 2) eq "\r\n";
+    my $line = index($bytes, "\r\n", $start);
+    return 1 if $line < 0 && length($bytes) - $start > LINE_LIMIT + 1;
+    return 1 if $line >= 0 && $line - $start > LINE_LIMIT;
+    return 1 if $line >= 0 && !request_line(substr($bytes, $start, $line - $start));
+    my $rest = substr($bytes, $start);
+    return 1 if $rest =~ /(?:\A|[^\r])\n/ || $rest =~ /\r(?!\n|\z)/;    # a bare LF, a bare CR
+    return 1 if $rest =~ /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;    # a control byte
+    return index($rest, "\r\n\r\n") >= 0 ? 1 : 0;
+}
+
+# request_line: a method token, SP, a target of visible bytes, SP, HTTP/D.D.
+sub request_line {
+    return $_[0] =~ m{\A[!#\$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e\x80-\xff]+ HTTP/[0-9]\.[0-9]\z};
 }
 
 # look: peek at connection $conn, just accepted, with recv(MSG_PEEK |
