@@ -186,7 +186,7 @@ func TestManPageListsMetrics(t *testing.T) {
 // can be written offline.
 func TestDebShipsDocs(t *testing.T) {
 	root := extract(t, buildDeb(t, ""))
-	for _, doc := range []string{"protocol.md", "operations.md", "architecture.md", "go.md"} {
+	for _, doc := range []string{"protocol.md", "operations.md", "architecture.md", "go.md", "http.md"} {
 		t.Run(doc, func(t *testing.T) {
 			got := run(t, "zcat", filepath.Join(root, "usr/share/doc/actd", doc+".gz"))
 			if want := readDoc(t, filepath.Join("../docs", doc)); got != want {

@@ -202,10 +202,10 @@ var malformed = []struct {
 	{"bad-length", "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 1x\r\n\r\n", 400},
 	{"length-and-chunked", "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
 	{"bad-chunk", "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400},
-	{"gzip-coding", "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+	{"gzip-coding", "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
 	{"expectation", "POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 1\r\nExpect: magic\r\n\r\nx", 417},
 	{"http2", "GET /hello HTTP/2.0\r\nHost: test\r\n\r\n", 505},
-	{"huge-head", "GET /hello HTTP/1.1\r\nHost: test\r\nX-Big: " + strings.Repeat("a", 140000), 431},
+	{"huge-head", "GET /hello HTTP/1.1\r\nHost: test\r\nX-Big: " + strings.Repeat("a", 40000), 431},
 }
 
 // checkMalformed: the request gets status, then the connection closes.

@@ -93,9 +93,11 @@
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
 // dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
 // filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
-// connections), channel.go
+// connections), store.go (held connections kept outside the master),
+// channel.go
 // (messages from children), tick.go (deadlines, pings, scaling), reap.go
-// (start, reap, retire, kill), lifecycle.go (ready, reload, stop), scaler.go,
+// (start, reap, retire, kill), generation.go (start, ready, reload and hand-over),
+// abandon.go (a reload the new worker cannot serve), lifecycle.go (stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
 // poller.go, raw.go, reports.go.
 package prefork

@@ -67,7 +67,8 @@ type holding interface {
 type holdCounts struct {
 	held  int  // held or parked: they time out, so the pool is not quiet
 	ready int  // of them, ready with no idle child: the scaler's demand
-	full  bool // MaxHeld held: the kernel queues the rest, by design
+	full  bool // as many held as the budget allows, all ready: the kernel queues the rest, by design
+	noFDs bool // the master is out of fds with nothing to shed: it accepts again at the next tick
 }
 
 // holdsNone is the holding of a mode that holds no connection.

@@ -31,7 +31,7 @@ const RoleZygote = "zygote"
 // own environment: systemd's, which are the master's, and the ones above,
 // which the master sets afresh.
 var MasterEnv = []string{
-	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "FDSTORE",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
 	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter,
 }

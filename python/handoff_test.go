@@ -109,7 +109,7 @@ func checkSlowClients(t *testing.T, p *pool) {
 		t.Fatalf("want %d connections held: %v", slow+silent, err)
 	}
 	for i := range good {
-		got, err := exchange(p.addr, fmt.Sprintf("GET /echo?%d HTTP/1.1\r\nConnection: close\r\n\r\n", i))
+		got, err := exchange(p.addr, fmt.Sprintf("GET /echo?%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", i))
 		if err != nil {
 			t.Fatalf("good request %d: %v", i, err)
 		}

@@ -38,15 +38,15 @@ var requestKinds = []struct {
 }{
 	{"get", "GET /echo?a=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil, []string{"GET /echo a=1 "}},
 	{"http/1.0", "GET /echo HTTP/1.0\r\n\r\n", nil, []string{"GET /echo  "}},
-	{"head", "HEAD /echo HTTP/1.1\r\nConnection: close\r\n\r\n", []string{"HEAD"}, []string{""}},
-	{"post with length", "POST /echo HTTP/1.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello", nil,
+	{"head", "HEAD /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", []string{"HEAD"}, []string{""}},
+	{"post with length", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello", nil,
 		[]string{"POST /echo  hello"}},
-	{"post chunked", "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+	{"post chunked", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
 		"3\r\nhel\r\n2;x=y\r\nlo\r\n0\r\nTrailer: 1\r\n\r\n", nil, []string{"POST /echo  hello"}},
-	{"streamed", "GET /stream HTTP/1.1\r\nConnection: close\r\n\r\n", nil, []string{"one two three"}},
-	{"keep-alive pipelined", "GET /echo?1 HTTP/1.1\r\n\r\nHEAD /echo HTTP/1.1\r\n\r\n" +
-		"POST /echo HTTP/1.1\r\nContent-Length: 1\r\n\r\nxGET /stream HTTP/1.1\r\n\r\n" +
-		"GET /echo?last HTTP/1.1\r\nConnection: close\r\n\r\n", []string{"GET", "HEAD"},
+	{"streamed", "GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil, []string{"one two three"}},
+	{"keep-alive pipelined", "GET /echo?1 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /echo HTTP/1.1\r\nHost: x\r\n\r\n" +
+		"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nxGET /stream HTTP/1.1\r\nHost: x\r\n\r\n" +
+		"GET /echo?last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", []string{"GET", "HEAD"},
 		[]string{"GET /echo 1 ", "", "POST /echo  x", "one two three", "GET /echo last "}},
 }
 
@@ -89,7 +89,7 @@ func checkConcurrent(t *testing.T, p *pool) {
 	for c := range clients {
 		wg.Go(func() {
 			for i := range perClient {
-				got, err := exchange(p.addr, fmt.Sprintf("GET /echo?%d.%d HTTP/1.1\r\nConnection: close\r\n\r\n", c, i))
+				got, err := exchange(p.addr, fmt.Sprintf("GET /echo?%d.%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", c, i))
 				if err == nil && (len(got) != 1 || got[0].body != fmt.Sprintf("GET /echo %d.%d ", c, i)) {
 					err = fmt.Errorf("request %d.%d: got %+v", c, i, got)
 				}
@@ -127,7 +127,7 @@ func checkExpectContinue(t *testing.T, p *pool) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprint(conn, "PUT /echo HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+	fmt.Fprint(conn, "PUT /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
 	buf := make([]byte, 64)
 	n, err := conn.Read(buf)
 	if want := "HTTP/1.1 100 Continue\r\n\r\n"; string(buf[:n]) != want {
@@ -152,12 +152,12 @@ func TestMalformed(t *testing.T) {
 	}{
 		{"garbage", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 400},
 		{"no version", "GET /\r\n\r\n", 400},
-		{"space before colon", "GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400},
-		{"length and chunked", "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
-		{"two lengths", "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},
-		{"bad chunk size", "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nnothex\r\n", 400},
-		{"head too large", "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 70000) + "\r\n\r\n", 431},
-		{"request line too long", "GET /" + strings.Repeat("a", 9000) + " HTTP/1.1\r\n\r\n", 414},
+		{"space before colon", "GET / HTTP/1.1\r\nHost: x\r\nHost : x\r\n\r\n", 400},
+		{"length and chunked", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"two lengths", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},
+		{"bad chunk size", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nnothex\r\n", 400},
+		{"head too large", "GET / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", 40000) + "\r\n\r\n", 431},
+		{"request line too long", "GET /" + strings.Repeat("a", 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414},
 		{"http/2", "GET / HTTP/2.0\r\n\r\n", 505},
 	}
 	for _, mode := range modes {
@@ -167,7 +167,7 @@ func TestMalformed(t *testing.T) {
 			before := pidOf(t, p)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					got, err := exchange(p.addr, c.raw+"GET /echo HTTP/1.1\r\n\r\n")
+					got, err := exchange(p.addr, c.raw+"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -185,7 +185,7 @@ func TestMalformed(t *testing.T) {
 
 func pidOf(t *testing.T, p *pool) string {
 	t.Helper()
-	got, err := exchange(p.addr, "GET /pid HTTP/1.1\r\nConnection: close\r\n\r\n")
+	got, err := exchange(p.addr, "GET /pid HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 	if err != nil || len(got) != 1 || got[0].status != 200 {
 		t.Fatalf("GET /pid: got %+v, %v", got, err)
 	}
@@ -204,7 +204,7 @@ func TestRequestReport(t *testing.T) {
 			release := filepath.Join(t.TempDir(), "release")
 			done := make(chan error, 1)
 			go func() {
-				_, err := exchange(p.addr, "GET /slow?"+release+" HTTP/1.1\r\nConnection: close\r\n\r\n")
+				_, err := exchange(p.addr, "GET /slow?"+release+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 				done <- err
 			}()
 			want := "GET /slow?" + release
@@ -215,7 +215,7 @@ func TestRequestReport(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Errorf("slow request: %v", err)
 			}
-			go exchange(p.addr, "GET /hang HTTP/1.1\r\n\r\n")
+			go exchange(p.addr, "GET /hang HTTP/1.1\r\nHost: x\r\n\r\n")
 			p.waitLog(t, `msg="busy too long: SIGQUIT"`, `request="GET /hang"`,
 				"most recent call first", `validated.py", line`)
 		})
@@ -250,7 +250,7 @@ func TestConfigFile(t *testing.T) {
 		t.Fatalf("actd check-config: %v\n%s", err, out)
 	}
 	p := startActd(t, addr, "--config", conf)
-	got, err := exchange(p.addr, "GET /echo?conf HTTP/1.1\r\nConnection: close\r\n\r\n")
+	got, err := exchange(p.addr, "GET /echo?conf HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/prefork/worker"
 )
 
@@ -23,9 +24,7 @@ const (
 	// when the child starts waiting for it: a client trickling bytes gets
 	// 408 and the connection closed after this, not after 5 s per byte.
 	requestDeadline = 10 * time.Second
-	maxHeaders      = 100      // more: 431
-	maxLine         = 8 << 10  // longest request or header line: 400 or 431
-	maxHead         = 32 << 10 // request line and headers together: 431
+	maxHeaders      = 100 // more: 431 (head and line limits: acceptfilter's)
 	lingerFor       = time.Second
 	lingerBytes     = 256 << 10
 )
@@ -37,9 +36,10 @@ var errDeadline = errors.New("request deadline passed")
 // that answers every request with "slot=K pid=P\n" after waiting delay,
 // keeping the connection open as HTTP/1.1 allows. A connection handed over
 // under an accept filter (parkable) goes back to the master between two
-// requests, unless the next one comes within keepAliveGrace (givesBack). What is not HTTP/1.x gets
-// 400, too many or too long headers 431, a request slower than
-// requestDeadline 408, each followed by a close. It works on the blocking
+// requests, unless the next one comes within keepAliveGrace (givesBack).
+// A request that breaks the framing rules of docs/http.md (readRequest)
+// gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
+// 408, each followed by a close. It works on the blocking
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
 func httpHandler(delay time.Duration) worker.KeepFDHandler {
@@ -48,7 +48,7 @@ func httpHandler(delay time.Duration) worker.KeepFDHandler {
 	keep := append([]byte(head+"\r\n"), body...)
 	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
 	conn := &fdConn{}
-	r := bufio.NewReaderSize(conn, maxLine)
+	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
 	return func(fd int, parkable bool) bool {
 		conn.open(fd)
@@ -214,6 +214,8 @@ func errorResponse(status int) []byte {
 var reasons = map[int]string{
 	400: "Bad Request",
 	408: "Request Timeout",
+	413: "Content Too Large",
+	414: "URI Too Long",
 	431: "Request Header Fields Too Large",
 	501: "Not Implemented",
 	505: "HTTP Version Not Supported",

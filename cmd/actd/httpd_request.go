@@ -6,23 +6,31 @@ import (
 	"errors"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork/acceptfilter"
 )
 
 // closeQuietly is readRequest's status for a connection to close without
 // an answer: the client closed it, or sent nothing before the idle timeout.
 const closeQuietly = -1
 
-// readRequest reads one request's head and body from r, by these rules
-// (RFC 9112, strictly where a lax reading could be garbage):
+// readRequest reads one request's head and body from r, by the framing
+// rules every actd worker kind keeps (docs/http.md, RFC 9112):
 //
-//   - request line: METHOD SP TARGET SP HTTP/1.x, ending in CRLF or LF;
-//     METHOD a token, TARGET without controls or spaces; else 400, and 505
-//     for another HTTP major version
+//   - empty lines (CRLF) before the request line are skipped; every line
+//     ends in CRLF, a bare LF is 400
+//   - request line: METHOD SP TARGET SP HTTP/1.x; METHOD a token, TARGET
+//     without controls or spaces; else 400, and 505 for another HTTP major
+//     version; longer than acceptfilter.LineLimit: 414
 //   - header line: NAME ":" VALUE, NAME a token (no space before the colon,
 //     no folded continuation line), VALUE without controls but tab; else 400
-//   - at most maxHeaders headers and maxHead bytes of head, else 431; a line
-//     longer than maxLine is 400 (request line) or 431 (header)
-//   - Content-Length: digits only, else 400; Transfer-Encoding: 501
+//   - more than maxHeaders headers, or a head over acceptfilter.HeadLimit
+//     bytes: 431
+//   - Host: exactly once in HTTP/1.1, at most once in HTTP/1.0; else 400
+//   - Content-Length: once, digits only, else 400; over 18 digits 413
+//   - Transfer-Encoding: only in HTTP/1.1 and without Content-Length, and
+//     chunked last, else 400; another coding before chunked 501 (framing)
+//   - a chunked body by chunkedBody's rules, else 400
 //   - a request not complete within requestDeadline, or a wait for bytes
 //     longer than keepAliveIdle: 408; the client's close: closeQuietly
 //
@@ -31,52 +39,157 @@ const closeQuietly = -1
 // client wants the connection kept open and 0, or the status to answer
 // before closing.
 func readRequest(r *bufio.Reader, seen func(line []byte)) (keepAlive bool, status int) {
-	line, err := r.ReadSlice('\n')
-	if err != nil {
-		return false, readStatus(err, 400)
-	}
-	keepAlive, status = parseRequestLine(trimEOL(line))
+	line, size, status := requestLineOf(r)
 	if status != 0 {
 		return false, status
 	}
-	if seen != nil {
-		seen(trimEOL(line))
+	var f framing
+	if f.keepAlive, status = parseRequestLine(line); status != 0 {
+		return false, status
 	}
-	length, size := 0, len(line)
+	f.http11 = f.keepAlive
+	if seen != nil {
+		seen(line)
+	}
+	if status = f.readHeaders(r, size); status != 0 {
+		return false, status
+	}
+	if status = f.readBody(r); status != 0 {
+		return false, status
+	}
+	return f.keepAlive, 0
+}
+
+// requestLineOf reads up to the request line, skipping empty lines. It
+// returns the line without its CRLF (good until r is read again), the head
+// bytes read so far, and 0 or the status to answer.
+func requestLineOf(r *bufio.Reader) (line []byte, size int, status int) {
+	for {
+		line, err := readLine(r, acceptfilter.LineLimit+1)
+		size += len(line)
+		switch {
+		case err != nil:
+			return nil, size, readStatus(err, 414)
+		case size > acceptfilter.HeadLimit:
+			return nil, size, 431
+		case len(line) > acceptfilter.LineLimit+2:
+			return nil, size, 414
+		case !bytes.HasSuffix(line, crlf):
+			return nil, size, 400 // a bare LF
+		case len(line) > 2:
+			return line[:len(line)-2], size, 0
+		}
+	}
+}
+
+// framing is what a request's headers say of the request and its body.
+type framing struct {
+	http11    bool
+	keepAlive bool
+	hosts     int
+	length    int    // Content-Length
+	lengths   int    // Content-Length headers
+	codings   []byte // Transfer-Encoding values, joined with ","
+	coded     bool   // Transfer-Encoding came
+}
+
+// readHeaders reads header lines up to the empty line that ends the head,
+// size bytes of which came before. It returns 0 or the status to answer.
+func (f *framing) readHeaders(r *bufio.Reader, size int) int {
 	for n := 0; ; n++ {
-		if line, err = r.ReadSlice('\n'); err != nil {
-			return false, readStatus(err, 431)
+		line, err := readLine(r, r.Size())
+		if err != nil {
+			return readStatus(err, 431)
 		}
-		if size += len(line); size > maxHead {
-			return false, 431
+		if size += len(line); size > acceptfilter.HeadLimit {
+			return 431
 		}
-		h := trimEOL(line)
+		if !bytes.HasSuffix(line, crlf) {
+			return 400 // a bare LF
+		}
+		h := line[:len(line)-2]
 		if len(h) == 0 {
-			break
+			return f.check()
 		}
 		if n == maxHeaders {
-			return false, 431
+			return 431
 		}
-		if keepAlive, length, status = parseHeader(h, keepAlive, length); status != 0 {
-			return false, status
-		}
-	}
-	if length > 0 {
-		if _, err := r.Discard(length); err != nil {
-			return false, readStatus(err, 400)
+		if status := f.parseHeader(h); status != 0 {
+			return status
 		}
 	}
-	return keepAlive, 0
+}
+
+// check applies the rules that need the whole head. It returns 0 or the
+// status to answer.
+func (f *framing) check() int {
+	switch {
+	case f.hosts > 1 || f.http11 && f.hosts == 0:
+		return 400
+	case f.lengths > 1:
+		return 400
+	case !f.coded:
+		return 0
+	case f.lengths > 0 || !f.http11:
+		return 400
+	}
+	return codingStatus(f.codings)
+}
+
+// readBody reads and drops the request's body. It returns 0 or the status
+// to answer.
+func (f *framing) readBody(r *bufio.Reader) int {
+	if f.coded {
+		return chunkedBody(r)
+	}
+	if f.length > 0 {
+		if _, err := r.Discard(f.length); err != nil {
+			return readStatus(err, 400)
+		}
+	}
+	return 0
+}
+
+// errBareCR is a line with a CR that no LF follows.
+var errBareCR = errors.New("bare CR")
+
+// readLine is r.ReadSlice('\n') for a line of at most limit bytes before
+// its LF, but it fails as soon as the bytes in show the line bad, not
+// when a LF comes, which may be never: errBareCR for a CR followed by
+// another byte than LF, bufio.ErrBufferFull past limit.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	for {
+		buf, _ := r.Peek(r.Buffered())
+		end := bytes.IndexByte(buf, '\n')
+		if end >= 0 {
+			buf = buf[:end]
+		}
+		if cr := bytes.IndexByte(buf, '\r'); cr >= 0 && cr < len(buf)-1 {
+			return nil, errBareCR
+		}
+		switch {
+		case len(buf) > limit:
+			return nil, bufio.ErrBufferFull
+		case end >= 0 || len(buf) == r.Size():
+			return r.ReadSlice('\n')
+		}
+		if _, err := r.Peek(len(buf) + 1); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // readStatus is the status for a failed read: tooLong for a line longer
 // than the buffer, 408 for a request past its deadline or a SO_RCVTIMEO
-// timeout (the handler makes the latter quiet if no byte had come),
+// timeout (the handler makes the latter quiet if no byte had come), 400
+// for a bare CR,
 // closeQuietly for the client's close or a failed socket.
 func readStatus(err error, tooLong int) int {
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
 		return tooLong
+	case errors.Is(err, errBareCR):
+		return 400
 	case errors.Is(err, errDeadline), errors.Is(err, unix.EAGAIN):
 		return 408
 	}
@@ -102,51 +215,56 @@ func parseRequestLine(line []byte) (keepAlive bool, status int) {
 	return version[7] != '0', 0
 }
 
-// parseHeader checks one header line h and reads the two headers the
-// handler needs. It returns keepAlive and length updated, and 0 or the
-// error status.
-func parseHeader(h []byte, keepAlive bool, length int) (bool, int, int) {
+// parseHeader checks one header line h and notes the headers that frame
+// the request. It returns 0 or the error status.
+func (f *framing) parseHeader(h []byte) int {
 	name, value, ok := bytes.Cut(h, []byte(":"))
 	if !ok || !isToken(name) || !isFieldValue(value) {
-		return keepAlive, length, 400
+		return 400
 	}
 	value = bytes.Trim(value, " \t")
 	switch {
 	case bytes.EqualFold(name, []byte("Connection")):
-		keepAlive = bytes.EqualFold(value, []byte("keep-alive")) ||
-			(keepAlive && !bytes.EqualFold(value, []byte("close")))
+		f.keepAlive = bytes.EqualFold(value, []byte("keep-alive")) ||
+			(f.keepAlive && !bytes.EqualFold(value, []byte("close")))
+	case bytes.EqualFold(name, []byte("Host")):
+		f.hosts++
 	case bytes.EqualFold(name, []byte("Content-Length")):
-		n, ok := parseLength(value)
-		if !ok {
-			return keepAlive, length, 400
+		f.lengths++
+		n, status := parseLength(value)
+		if status != 0 {
+			return status
 		}
-		length = n
+		f.length = n
 	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-		return keepAlive, length, 501
+		if f.coded {
+			f.codings = append(f.codings, ',')
+		}
+		f.codings, f.coded = append(f.codings, value...), true
 	}
-	return keepAlive, length, 0
+	return 0
 }
 
-// parseLength parses a Content-Length: 1 to 18 digits.
-func parseLength(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > 18 {
-		return 0, false
+// parseLength parses a Content-Length: 1 to 18 digits. It returns the
+// length and 0, or 400 (not digits) or 413 (more digits).
+func parseLength(v []byte) (int, int) {
+	if len(v) == 0 {
+		return 0, 400
 	}
 	n := 0
 	for _, c := range v {
 		if !isDigit(c) {
-			return 0, false
+			return 0, 400
 		}
 		n = n*10 + int(c-'0')
 	}
-	return n, true
+	if len(v) > 18 {
+		return 0, 413
+	}
+	return n, 0
 }
 
-// trimEOL strips the CRLF or LF ending line.
-func trimEOL(line []byte) []byte {
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r"))
-}
+var crlf = []byte("\r\n")
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -179,7 +297,7 @@ func isTarget(b []byte) bool {
 }
 
 // isFieldValue reports whether b has no control byte but tab (so no NUL,
-// no bare CR).
+// no bare CR) and no DEL.
 func isFieldValue(b []byte) bool {
 	for _, c := range b {
 		if c < ' ' && c != '\t' || c == 0x7f {

@@ -164,6 +164,7 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	mw.counter("handoffs", "Connections handed to a child by the master.", s.Stats.Handoffs)
 	mw.counter("hold_timeouts", "Held connections closed after --hold-timeout.", s.Stats.HoldTimeouts)
 	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
+	mw.counter("shed", "Held connections ended to make room for new ones (hold limit, out of fds).", s.Stats.Shed)
 	mw.counter("parked", "Keep-alive connections children gave back to the master.", s.Stats.Parked)
 }
 

@@ -142,7 +142,7 @@ gzip -9n <"$pkg/man/actd.8" >"$bin/usr/share/man/man8/actd.8.gz"
 install -m 0644 "$pkg/README.md" "$bin/usr/share/doc/actd/README.md"
 # The docs a worker author and an operator need offline, compressed as
 # Debian policy 12.3 asks of files over 4 kB (zless, or zcat | less).
-for doc in protocol operations architecture go; do
+for doc in protocol operations architecture go http; do
 	gzip -9n <"$root/docs/$doc.md" >"$bin/usr/share/doc/actd/$doc.md.gz"
 done
 install -D -m 0644 "$pkg/deb/lintian-overrides" "$bin/usr/share/lintian/overrides/actd"

@@ -6,10 +6,7 @@
 // shared mode Data is the kernel's TCP_DEFER_ACCEPT, and HTTP is refused.
 package acceptfilter
 
-import (
-	"bytes"
-	"fmt"
-)
+import "fmt"
 
 // Filter is one accept filter. The zero value is None.
 type Filter uint8
@@ -41,25 +38,19 @@ func Parse(s string) (Filter, error) {
 	return 0, fmt.Errorf("%q: must be none, data or http", s)
 }
 
-// HeadLimit is how many bytes the HTTP filter looks at: a connection whose
-// first HeadLimit bytes hold no empty line is handed over anyway, for the
-// child to refuse (the built-in handler answers 431 at this size).
-const HeadLimit = 32 << 10
-
 // Ready reports whether head, the bytes a connection has sent so far
 // (peeked, not read), makes it ready under f. from is where the previous
-// look ended: the HTTP filter scans only what is new, and the bytes just
-// before it, for the empty line that ends a head (CRLF CRLF, or LF LF as
-// lenient servers accept). Under None every connection is ready; under
-// Data and HTTP an empty head never is.
+// look ended (0 for the first). Under None every connection is ready; under
+// Data one that sent a byte; under HTTP one whose head is complete or can
+// no longer be (headReady, docs/http.md): any worker answers it at once,
+// so the master never hands over what a worker would wait on, nor holds
+// what a worker would refuse.
 func (f Filter) Ready(head []byte, from int) bool {
-	switch {
-	case f == Data || len(head) >= HeadLimit:
-		return len(head) > 0
-	case f != HTTP:
+	switch f {
+	case None:
 		return true
+	case HTTP:
+		return headReady(head, from)
 	}
-	from = max(from-2, 0)
-	rest := head[from:]
-	return bytes.Contains(rest, []byte("\n\r\n")) || bytes.Contains(rest, []byte("\n\n"))
+	return len(head) > 0
 }

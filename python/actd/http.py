@@ -1,26 +1,35 @@
 """HTTP/1.x requests read from a socket: heads, bodies, and what is wrong.
 
-The parser is strict where leniency has served request smuggling (two
-Content-Length values, Content-Length with Transfer-Encoding, a space
-before a colon, folded header lines, bare LF) and answers such requests
+The parser keeps the framing rules every actd worker kind keeps
+(docs/http.md, checked by the corpus in internal/conformance): it is strict
+where leniency has served request smuggling (two Content-Length values,
+Content-Length with Transfer-Encoding, a space before a colon, folded header
+lines, bare LF or CR, a missing or repeated Host) and answers such requests
 with 400; it takes what RFC 9112 asks servers to take (empty lines before
-the request line, absolute-form targets, chunk extensions, trailers).
+the request line, absolute-form targets, chunk extensions, trailers). A head
+that can no longer become good is answered at once, without waiting for its
+CRLF CRLF, as actd's accept filter hands it over at once.
 """
 
 import re
 from urllib.parse import unquote_to_bytes
 
-HEAD_LIMIT = 65536  # bytes of a request head, request line included
-LINE_LIMIT = 8190  # bytes of the request line
+HEAD_LIMIT = 32768  # bytes of a request head, empty lines before it and its CRLF CRLF included
+LINE_LIMIT = 8192  # bytes of the request line, without its CRLF
 FIELD_LIMIT = 100  # header fields in one request
 CHUNK_LINE_LIMIT = 4096
 READ_SIZE = 65536
 
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+TOKEN_STR = re.compile(TOKEN.pattern.decode("ascii"))
 VERSION = re.compile(rb"HTTP/(\d)\.(\d)")
 BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 BAD_TARGET = re.compile(rb"[\x00-\x20\x7f]")
-HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+# a chunk-size line: the size, then spaces and extensions of visible bytes
+CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[\t\x20-\x7e\x80-\xff]*)?")
+# what no head may hold: a bare CR (but at the end: a LF may follow), a
+# bare LF, a control byte but HTAB
+HEAD_FAULT = re.compile(rb"\r(?=[^\n])|(?<!\r)\n|^\n|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # parse's fast path: a request line and header fields (each with its CRLF)
 # that the checks below would all pass; anything else goes the slow way.
 REQUEST_LINE = re.compile(rb"(" + TOKEN.pattern + rb") ([^\x00-\x20\x7f]+) HTTP/1\.([0-9])")
@@ -35,6 +44,10 @@ class BadRequest(Exception):
 
 class HeadTooLarge(BadRequest):
     status = "431 Request Header Fields Too Large"
+
+
+class ContentTooLarge(BadRequest):
+    status = "413 Content Too Large"
 
 
 class LineTooLong(BadRequest):
@@ -76,18 +89,25 @@ class Reader:
 
         Returns None if the client closed the connection (or sent nothing but
         empty lines) before a request began. Raises HeadTooLarge past limit,
-        LineTooLong for a long request line, ClientGone at EOF mid-head.
+        LineTooLong for a long request line, BadRequest (or BadVersion) as
+        soon as the bytes in show a head that can no longer be good,
+        ClientGone at EOF mid-head.
         """
         if not self.buf and not self.fill():
             return None
+        skipped = 0  # empty lines (CRLF) before the request line
         while True:
-            buf = self.buf = self.buf.lstrip(b"\r\n")  # empty lines before a request
+            while self.buf.startswith(b"\r\n"):
+                self.buf = self.buf[2:]
+                skipped += 2
+            buf = self.buf
             end = buf.find(b"\r\n\r\n")
-            if not 0 <= end <= min(LINE_LIMIT, limit):  # else its lines are short enough
-                check_size(buf, len(buf) if end < 0 else end, limit)
+            if not 0 <= end <= min(LINE_LIMIT, limit - skipped - 4):  # else its lines are short enough
+                check_size(buf, len(buf) if end < 0 else end + 4, limit - skipped)
             if end >= 0:
                 self.buf = buf[end + 4:]
                 return buf[:end]
+            check_partial(buf)
             if not self.fill():
                 if self.buf.strip(b"\r\n"):
                     raise ClientGone("closed in the middle of a request head")
@@ -117,10 +137,21 @@ def check_size(buf, size, limit):
     """Raise LineTooLong or HeadTooLarge if the head in buf[:size] (or its
     start) is too long."""
     first = buf.find(b"\r\n", 0, size)
-    if (first < 0 and size > LINE_LIMIT) or first > LINE_LIMIT:
+    if (first < 0 and size > LINE_LIMIT + 1) or first > LINE_LIMIT:
         raise LineTooLong(f"request line over {LINE_LIMIT} bytes")
     if size > limit:
         raise HeadTooLarge(f"request head over {limit} bytes")
+
+
+def check_partial(buf):
+    """Raise BadRequest (or BadVersion) if buf, the start of a head, can no
+    longer become a good one: a bare CR or LF, a control byte, a bad
+    request line."""
+    if HEAD_FAULT.search(buf):
+        raise BadRequest("bare CR or LF, or a control byte, in a request head")
+    first = buf.find(b"\r\n")
+    if first >= 0:
+        request_line(buf[:first])
 
 
 class Request:
@@ -177,6 +208,7 @@ def parse(head):
         return parse_strictly(head)  # something is wrong: find out what
     method, target, minor = first.groups()
     headers = {}
+    hosts = 0
     if crlf:
         for field in fields.decode("latin-1").split("\r\n"):
             name, _, value = field.partition(":")
@@ -184,7 +216,9 @@ def parse(head):
             if name in headers:
                 value = headers[name] + "," + value
             headers[name] = value
+            hosts += name == "HOST"
     version = "HTTP/1.0" if minor == b"0" else "HTTP/1.1"
+    check_host(hosts, version)
     return Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
 
 
@@ -196,12 +230,22 @@ def parse_strictly(head):
     if len(lines) - 1 > FIELD_LIMIT:
         raise HeadTooLarge(f"more than {FIELD_LIMIT} header fields")
     headers = {}
+    hosts = 0
     for line in lines[1:]:
         name, value = header_field(line)
         if name in headers:
             value = headers[name] + "," + value
         headers[name] = value
+        hosts += name == "HOST"
+    check_host(hosts, version)
     return Request(method, target, version, headers)
+
+
+def check_host(hosts, version):
+    """Raise BadRequest unless Host came once (HTTP/1.1) or at most once
+    (HTTP/1.0): RFC 9112 3.2."""
+    if hosts > 1 or (hosts == 0 and version == "HTTP/1.1"):
+        raise BadRequest("Host missing or repeated")
 
 
 def request_line(line):
@@ -243,14 +287,27 @@ def body_framing(headers, version):
             raise BadRequest("both Transfer-Encoding and Content-Length")
         if version == "HTTP/1.0":
             raise BadRequest("Transfer-Encoding in an HTTP/1.0 request")
-        if coding.strip().lower() != "chunked":
-            raise BadCoding(f"Transfer-Encoding {coding!r}: only chunked is supported")
+        check_codings(coding)
         return 0, True
     if length is None:
         return 0, False
-    if not length.isdigit() or not length.isascii() or len(length) > 18:
-        raise BadRequest("malformed Content-Length")  # also two different values ("3,4")
+    if not length.isdigit() or not length.isascii():
+        raise BadRequest("malformed Content-Length")  # also two values ("3,3")
+    if len(length) > 18:
+        raise ContentTooLarge("Content-Length over 18 digits")
     return int(length), False
+
+
+def check_codings(coding):
+    """Raise unless coding, the Transfer-Encoding values joined with ",",
+    is chunked alone: BadRequest if chunked is not last, or comes twice, or
+    a coding is empty (RFC 9112 6.3); BadCoding for another coding before
+    chunked (none is decoded)."""
+    codings = [c.strip(" \t").lower() for c in coding.split(",")]
+    if codings[-1] != "chunked" or "chunked" in codings[:-1] or not all(map(TOKEN_STR.fullmatch, codings)):
+        raise BadRequest(f"Transfer-Encoding {coding!r}: chunked must be the last coding, once")
+    if len(codings) > 1:
+        raise BadCoding(f"Transfer-Encoding {coding!r}: only chunked is supported")
 
 
 def wants_keep_alive(headers, version):
@@ -375,10 +432,10 @@ class ChunkedBody(Body):
         return piece
 
     def _chunk_size(self):
-        size = self.reader.line(CHUNK_LINE_LIMIT).partition(b";")[0].strip(b" \t")
-        if not HEX.fullmatch(size):
-            raise BadRequest("malformed chunk size")
-        return int(size, 16)
+        line = CHUNK_LINE.fullmatch(self.reader.line(CHUNK_LINE_LIMIT))
+        if line is None:
+            raise BadRequest("malformed chunk-size line")
+        return int(line.group(1), 16)
 
     def _trailers(self):
         total = 0

@@ -16,11 +16,12 @@ class ParseTest(unittest.TestCase):
         cases = [
             ("origin form", b"GET /a/b?x=1 HTTP/1.1\r\nHost: h", "GET", "/a/b?x=1", "HTTP/1.1", {"HOST": "h"}),
             ("HTTP/1.0", b"HEAD / HTTP/1.0", "HEAD", "/", "HTTP/1.0", {}),
-            ("repeated fields join", b"GET / HTTP/1.1\r\nX-A: 1\r\nx-a: 2", "GET", "/", "HTTP/1.1", {"X-A": "1,2"}),
-            ("whitespace around value", b"GET / HTTP/1.1\r\nX-A: \t v w \t", "GET", "/", "HTTP/1.1", {"X-A": "v w"}),
-            ("empty value", b"GET / HTTP/1.1\r\nX-A:", "GET", "/", "HTTP/1.1", {"X-A": ""}),
-            ("latin-1 value", b"GET / HTTP/1.1\r\nX-A: \xe9", "GET", "/", "HTTP/1.1", {"X-A": "\xe9"}),
-            ("asterisk", b"OPTIONS * HTTP/1.1", "OPTIONS", "*", "HTTP/1.1", {}),
+            ("repeated fields join", b"GET / HTTP/1.1\r\nX-A: 1\r\nx-a: 2\r\nHost: h", "GET", "/", "HTTP/1.1",
+             {"X-A": "1,2", "HOST": "h"}),
+            ("whitespace around value", b"GET / HTTP/1.0\r\nX-A: \t v w \t", "GET", "/", "HTTP/1.0", {"X-A": "v w"}),
+            ("empty value", b"GET / HTTP/1.0\r\nX-A:", "GET", "/", "HTTP/1.0", {"X-A": ""}),
+            ("latin-1 value", b"GET / HTTP/1.0\r\nX-A: \xe9", "GET", "/", "HTTP/1.0", {"X-A": "\xe9"}),
+            ("asterisk", b"OPTIONS * HTTP/1.1\r\nHost: h", "OPTIONS", "*", "HTTP/1.1", {"HOST": "h"}),
         ]
         for name, head, method, target, version, headers in cases:
             with self.subTest(name):
@@ -43,7 +44,12 @@ class ParseTest(unittest.TestCase):
             ("two lengths", b"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4", http.BadRequest),
             ("negative length", b"POST / HTTP/1.1\r\nContent-Length: -1", http.BadRequest),
             ("length and chunked", b"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked", http.BadRequest),
-            ("gzip coding", b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip", http.BadCoding),
+            ("gzip coding", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked", http.BadCoding),
+            ("chunked not last", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip", http.BadRequest),
+            ("not quite chunked", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\xa0", http.BadRequest),
+            ("no host", b"GET / HTTP/1.1", http.BadRequest),
+            ("two hosts", b"GET / HTTP/1.0\r\nHost: a\r\nHost: a", http.BadRequest),
+            ("huge length", b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1234567890123456789", http.ContentTooLarge),
             ("chunked in 1.0", b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked", http.BadRequest),
             ("too many fields", b"GET / HTTP/1.1" + b"\r\nX: 1" * 101, http.HeadTooLarge),
         ]
@@ -75,9 +81,9 @@ class ParseTest(unittest.TestCase):
 
     def test_keep_alive(self):
         cases = [
-            (b"GET / HTTP/1.1", True),
-            (b"GET / HTTP/1.1\r\nConnection: close", False),
-            (b"GET / HTTP/1.1\r\nConnection: Keep-Alive, Close", False),
+            (b"GET / HTTP/1.1\r\nHost: h", True),
+            (b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close", False),
+            (b"GET / HTTP/1.1\r\nHost: h\r\nConnection: Keep-Alive, Close", False),
             (b"GET / HTTP/1.0", False),
             (b"GET / HTTP/1.0\r\nConnection: keep-alive", True),
         ]
@@ -121,7 +127,7 @@ class ReaderTest(unittest.TestCase):
         return http.Reader(b)
 
     def test_heads(self):
-        r = self.reader(b"\r\nGET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\nA: b\r\n\r\n")
+        r = self.reader(b"\r\n\r\nGET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\nA: b\r\n\r\n")
         self.assertEqual(r.head(), b"GET /1 HTTP/1.1")
         self.assertEqual(r.head(), b"GET /2 HTTP/1.1\r\nA: b")
         self.assertIsNone(r.head())
@@ -131,6 +137,11 @@ class ReaderTest(unittest.TestCase):
             ("long line", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", http.LineTooLong),
             ("large head", b"GET / HTTP/1.1\r\n" + b"X: " + b"a" * 70000 + b"\r\n\r\n", http.HeadTooLarge),
             ("cut head", b"GET / HTTP/1.1\r\nX: 1", http.ClientGone),
+            ("LF LF", b"GET / HTTP/1.1\nX: 1\n\n", http.BadRequest),
+            ("lone LF", b"\n", http.BadRequest),
+            ("CR then LF alone", b"\r\n\r\r\n", http.BadRequest),
+            ("bare CR", b"GET / HTTP/1.1\rX: 1\r\r", http.BadRequest),
+            ("bad request line, no end", b"GET /\r\n", http.BadRequest),
         ]
         for name, data, error in cases:
             with self.subTest(name):
@@ -161,6 +172,8 @@ class ReaderTest(unittest.TestCase):
         cases = [
             ("size not hex", b"zz\r\nhello\r\n0\r\n\r\n", http.BadRequest),
             ("data longer than size", b"3\r\nhello\r\n0\r\n\r\n", http.BadRequest),
+            ("bare LF in an extension", b"5;a\nb\r\nhello\r\n0\r\n\r\n", http.BadRequest),
+            ("space before the size", b" 5\r\nhello\r\n0\r\n\r\n", http.BadRequest),
             ("cut", b"5\r\nhel", http.ClientGone),
         ]
         for name, data, error in cases:

@@ -118,15 +118,15 @@ class ServerTest(unittest.TestCase):
         cases = [
             ("GET", echo, b"GET /p?q=1 HTTP/1.1\r\nHost: h\r\n\r\n", 200, b"GET /p q=1 "),
             ("HTTP/1.0", echo, b"GET /p HTTP/1.0\r\n\r\n", 200, b"GET /p  "),
-            ("POST length", echo, b"POST /f HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 200, b"POST /f  hello"),
-            ("POST chunked", echo, b"POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n",
+            ("POST length", echo, b"POST /f HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello", 200, b"POST /f  hello"),
+            ("POST chunked", echo, b"POST /f HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n",
              200, b"POST /f  hello"),
-            ("input lines", by_lines, b"PUT / HTTP/1.1\r\nContent-Length: 6\r\n\r\na\nb\nc\n", 200, b"3 lines: a\n|b\n|c\n"),
-            ("streamed 1.1", streamed, b"GET / HTTP/1.1\r\n\r\n", 200, b"one two"),
+            ("input lines", by_lines, b"PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 6\r\n\r\na\nb\nc\n", 200, b"3 lines: a\n|b\n|c\n"),
+            ("streamed 1.1", streamed, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", 200, b"one two"),
             ("streamed 1.0", streamed, b"GET / HTTP/1.0\r\n\r\n", 200, b"one two"),
-            ("write callable", with_write, b"GET / HTTP/1.1\r\n\r\n", 200, b"written returned"),
-            ("exc_info replaces", replaced, b"GET / HTTP/1.1\r\n\r\n", 503, b"replaced"),
-            ("percent path", echo, b"GET /a%20b HTTP/1.1\r\n\r\n", 200, b"GET /a b  "),
+            ("write callable", with_write, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", 200, b"written returned"),
+            ("exc_info replaces", replaced, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", 503, b"replaced"),
+            ("percent path", echo, b"GET /a%20b HTTP/1.1\r\nHost: h\r\n\r\n", 200, b"GET /a b  "),
         ]
         for name, app, data, status, body in cases:
             with self.subTest(name):
@@ -136,8 +136,8 @@ class ServerTest(unittest.TestCase):
 
     def test_framing(self):
         cases = [
-            ("list gets a length", echo, b"GET / HTTP/1.1\r\n\r\n", "content-length", None),
-            ("generator 1.1 chunked", streamed, b"GET / HTTP/1.1\r\n\r\n", "transfer-encoding", "chunked"),
+            ("list gets a length", echo, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", "content-length", None),
+            ("generator 1.1 chunked", streamed, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", "transfer-encoding", "chunked"),
             ("generator 1.0 closes", streamed, b"GET / HTTP/1.0\r\n\r\n", "connection", "close"),
             ("1.0 keep-alive", echo, b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "connection", "keep-alive"),
         ]
@@ -150,34 +150,34 @@ class ServerTest(unittest.TestCase):
                 self.assertIn("date", headers)
 
     def test_head(self):
-        raw = exchange(validated(echo), b"HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\n\r\n")
+        raw = exchange(validated(echo), b"HEAD /h HTTP/1.1\r\nHost: h\r\n\r\nGET /g HTTP/1.1\r\nHost: h\r\n\r\n")
         got = parse_responses(raw, ["HEAD", "GET"])
         self.assertEqual([(s, b) for s, _, b in got], [(200, b""), (200, b"GET /g  ")])
         self.assertEqual(got[0][1]["content-length"], "9")  # of "HEAD /h  "
 
     def test_pipelined(self):
-        data = (b"GET /1 HTTP/1.1\r\n\r\nPOST /2 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
-                b"POST /3 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
-                b"GET /4 HTTP/1.1\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\n\r\n")
+        data = (b"GET /1 HTTP/1.1\r\nHost: h\r\n\r\nPOST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+                b"POST /3 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"
+                b"GET /4 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\nHost: h\r\n\r\n")
         got = parse_responses(exchange(validated(echo), data))
         self.assertEqual([b for _, _, b in got], [b"GET /1  ", b"POST /2  abc", b"POST /3  x", b"GET /4  "])
         self.assertEqual(got[-1][1]["connection"], "close")
 
     def test_unread_body_is_skipped(self):
-        data = (b"POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
-                b"POST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /c HTTP/1.1\r\n\r\n")
+        data = (b"POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
+                b"POST /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /c HTTP/1.1\r\nHost: h\r\n\r\n")
         got = parse_responses(exchange(validated(ignores_body), data))
         self.assertEqual([b for _, _, b in got], [b"ok", b"ok", b"ok"])
 
     def test_expect_continue(self):
         pair = Pair(validated(echo))
-        pair.client.sendall(b"POST /e HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        pair.client.sendall(b"POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
         self.assertEqual(pair.client.recv(100), b"HTTP/1.1 100 Continue\r\n\r\n")
         got = parse_responses(pair.exchange(b"body"))
         self.assertEqual(got[0][2], b"POST /e  body")
 
     def test_expect_continue_unread_closes(self):
-        data = b"POST /e HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
+        data = b"POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
         raw = exchange(validated(ignores_body), data)
         self.assertNotIn(b"100 Continue", raw)
         got = parse_responses(raw)
@@ -185,7 +185,7 @@ class ServerTest(unittest.TestCase):
 
     def test_close_is_called(self):
         Closing.closed = 0
-        got = self.one(Closing, b"GET / HTTP/1.1\r\n\r\n")
+        got = self.one(Closing, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         self.assertEqual(got[2], b"closing")
         self.assertEqual(Closing.closed, 1)
 
@@ -196,12 +196,12 @@ class ServerTest(unittest.TestCase):
         app = files(f.name)
         for path, want in [("/real", b"0123456789" * 1000), ("/memory", b"from memory")]:
             with self.subTest(path):
-                got = self.one(app, f"GET {path} HTTP/1.1\r\n\r\n".encode())
+                got = self.one(app, f"GET {path} HTTP/1.1\r\nHost: h\r\n\r\n".encode())
                 self.assertEqual(got[2], want)
 
     def test_app_errors(self):
         with stderr_captured() as err:
-            got = self.one(fails, b"GET /boom HTTP/1.1\r\n\r\n")
+            got = self.one(fails, b"GET /boom HTTP/1.1\r\nHost: h\r\n\r\n")
         self.assertEqual(got[0], 500)
         self.assertIn("GET /boom", err.getvalue())
         self.assertIn("RuntimeError: the application broke", err.getvalue())
@@ -209,7 +209,7 @@ class ServerTest(unittest.TestCase):
 
     def test_app_error_after_start_closes(self):
         with stderr_captured() as err:
-            raw = exchange(streamed_then(fails_late), b"GET / HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+            raw = exchange(streamed_then(fails_late), b"GET / HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n")
         self.assertIn(b"first part ", raw)
         self.assertNotIn(b"0\r\n\r\n", raw)  # no last chunk: the client sees the response cut
         self.assertIn("broke after the response began", err.getvalue())
@@ -217,17 +217,17 @@ class ServerTest(unittest.TestCase):
     def test_malformed(self):
         cases = [
             ("garbage", b"\x16\x03\x01\x00 hello\r\n\r\n", 400),
-            ("bad header", b"GET / HTTP/1.1\r\nBad Header: x\r\n\r\n", 400),
-            ("smuggling", b"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
-            ("bad chunk", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400),
-            ("long line", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", 414),
-            ("large head", b"GET / HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n", 431),
+            ("bad header", b"GET / HTTP/1.1\r\nHost: h\r\nBad Header: x\r\n\r\n", 400),
+            ("smuggling", b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("bad chunk", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400),
+            ("long line", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: h\r\n\r\n", 414),
+            ("large head", b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * 40000 + b"\r\n\r\n", 431),
             ("HTTP/2", b"GET / HTTP/2.0\r\n\r\n", 505),
-            ("gzip body", b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+            ("gzip body", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
         ]
         for name, data, status in cases:
             with self.subTest(name), stderr_captured():
-                got = parse_responses(exchange(validated(echo), data + b"GET /next HTTP/1.1\r\n\r\n"))
+                got = parse_responses(exchange(validated(echo), data + b"GET /next HTTP/1.1\r\nHost: h\r\n\r\n"))
                 self.assertEqual([s for s, _, _ in got], [status])
                 self.assertEqual(got[0][1]["connection"], "close")
 
@@ -277,7 +277,7 @@ class ServerTest(unittest.TestCase):
         self.assertLessEqual(len(wsgi.ENV_KEYS), wsgi.ENV_KEYS_LIMIT)
 
     def test_no_keep_alive(self):
-        raw = exchange(echo, b"GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n", Options(keep_alive=0))
+        raw = exchange(echo, b"GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n", Options(keep_alive=0))
         got = parse_responses(raw)
         self.assertEqual(len(got), 1)
         self.assertEqual(got[0][1]["connection"], "close")
@@ -285,7 +285,7 @@ class ServerTest(unittest.TestCase):
     def test_stalled_client_dropped(self):
         cases = [
             ("half a head", b"GET / HTTP/1.1\r\nHost: h"),
-            ("half a body", b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc"),
+            ("half a body", b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc"),
             ("nothing", b""),
         ]
         for name, data in cases:
@@ -297,7 +297,7 @@ class ServerTest(unittest.TestCase):
 
     def test_tcp(self):
         pair = Pair(validated(echo), family=socket.AF_INET)
-        got = parse_responses(pair.exchange(b"GET /tcp HTTP/1.1\r\n\r\n"))
+        got = parse_responses(pair.exchange(b"GET /tcp HTTP/1.1\r\nHost: h\r\n\r\n"))
         self.assertEqual(got[0][2], b"GET /tcp  ")
 
 

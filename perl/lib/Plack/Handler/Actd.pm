@@ -10,6 +10,8 @@ package Plack::Handler::Actd;
 
 use strict;
 use warnings;
+use Actd::HTTP qw(skip_empty_lines head_status partial_status codings_status length_status chunk_size
+    field_line_ok);
 use Actd::Worker;
 use Carp ();
 use HTTP::Status ();
@@ -24,7 +26,6 @@ our $VERSION = '0.1.0';
 
 use constant {
     CRLF         => "\015\012",
-    MAX_HEAD     => 131072,    # bytes of request line and headers, else 431
     MAX_LINE     => 8192,      # bytes of a chunk-size or trailer line, else 400
     READ_SIZE    => 65536,
     REPORT_AFTER => 0.005,     # seconds of keep-alive wait before the request text is cleared
@@ -157,8 +158,9 @@ sub address {
 }
 
 # await_request: wait up to the keep-alive timeout for the client's next
-# request (for a connection the master handed over, 1 ms: then it goes back
-# to the master, Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
+# request (under an accept filter, for a connection the master handed over
+# or one the child screened itself, 1 ms: then it goes back to the master,
+# Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
 # (a drain, or end of file: only those reach a busy child, but for an
 # exclusive-mode "register again"), it returns whether the client has sent
 # something, and that request is the connection's last. A wait that lasts
@@ -209,6 +211,9 @@ sub read_request {
         && ($proto eq 'HTTP/1.0' ? $connection =~ /\bkeep-alive\b/i : $connection !~ /\bclose\b/i);
     $c->{proto} = $proto eq 'HTTP/1.0' ? $proto : 'HTTP/1.1';
     return 400 if $proto ne 'HTTP/1.0' && !defined $env->{HTTP_HOST};
+    if ($env->{PATH_INFO} =~ s{\A[A-Za-z][A-Za-z0-9+.-]*://[^/]*}{}) {    # absolute-form (RFC 9112 3.2.2)
+        $env->{PATH_INFO} = '/' if $env->{PATH_INFO} eq '';
+    }
     $self->{request} = "$env->{REQUEST_METHOD} " . ($env->{REQUEST_URI} =~ s/\?.*//sr);
     $self->{worker}->report($self->{request});
     $status = $self->read_body($c, $env);
@@ -218,22 +223,29 @@ sub read_request {
     return $env;
 }
 
-# read_head: parse the request line and headers into $env. Returns 0, or
-# the status to answer (400 malformed, 408 too slow, 431 too large, 505
-# another major version than HTTP/1), or -1
-# when the client closed or sent nothing before the read timeout.
+# read_head: parse the request line and headers into $env, by the framing
+# rules of docs/http.md (Actd::HTTP): empty lines before the request line
+# are skipped, a head ends in CRLF CRLF, and one that can no longer be good
+# is answered at once. Returns 0, or the status to answer (400 malformed,
+# 408 too slow, 414 a long request line, 431 too large, 505 another major
+# version than HTTP/1), or -1 when the client closed or sent nothing
+# before the read timeout.
 sub read_head {
     my ($self, $c, $env) = @_;
-    my $deadline;
+    my ($deadline, $skipped) = (undef, 0);
     while (1) {
         if ($c->{buf} ne '') {
-            my $length = parse_http_request($c->{buf}, $env);
-            if ($length >= 0) {
+            $skipped += skip_empty_lines(\$c->{buf});
+            my $end = index $c->{buf}, "\015\012\015\012";
+            my $status = $end < 0 ? partial_status($c->{buf}, $skipped)
+                : head_status(substr($c->{buf}, 0, $end + 4), $skipped);
+            return $status if $status;
+            if ($end >= 0) {
+                my $length = parse_http_request($c->{buf}, $env);
+                return 400 if $length != $end + 4;
                 substr($c->{buf}, 0, $length, '');
                 return 0;
             }
-            return $c->{buf} =~ m{\A[^\012]* HTTP/(?!1\.)[0-9]+\.[0-9]+\015?\012} ? 505 : 400 if $length == -1;
-            return 431 if length $c->{buf} > MAX_HEAD;
         }
         $deadline //= Time::HiRes::time() + $self->{read_timeout};
         my $n = $self->fill($c);
@@ -263,12 +275,15 @@ sub read_body {
     my $length = $env->{CONTENT_LENGTH};
     if (defined $te) {
         return 400 if defined $length;    # both: a smuggling attempt (RFC 9112 6.3)
-        return 501 if $te !~ /\A[ \t]*chunked[ \t]*\z/i;
+        return 400 if $env->{SERVER_PROTOCOL} eq 'HTTP/1.0';    # faulty framing (RFC 9112 6.1)
+        my $status = codings_status($te);
+        return $status if $status;
     } elsif (!defined $length) {
         $env->{'psgi.input'} = $NULL_INPUT;
         return 0;
     } else {
-        return 400 if $length !~ /\A[0-9]{1,18}\z/;
+        my $status = length_status($length);
+        return $status if $status;
         $env->{CONTENT_LENGTH} = $length += 0;
         if (!$length) {
             $env->{'psgi.input'} = $NULL_INPUT;
@@ -322,8 +337,7 @@ sub read_chunked {
     while (1) {
         my $line = $self->read_line($c);
         return $line if !ref $line;
-        $$line =~ /\A([0-9A-Fa-f]{1,15})[ \t]*(?:;.*)?\z/ or return 400;
-        my $size = hex $1;
+        my $size = chunk_size($$line) // return 400;
         last if !$size;
         my $status = $self->copy($c, $size, $buffer);
         return $status if $status;
@@ -336,21 +350,22 @@ sub read_chunked {
         my $line = $self->read_line($c);
         return $line if !ref $line;
         last if $$line eq '';
+        return 400 if !field_line_ok($$line);
     }
     $env->{CONTENT_LENGTH} = $total;
     return 0;
 }
 
-# read_line: a reference to the next line without its CRLF (or LF), or a
-# number: 400 for a line longer than MAX_LINE, -1 when the client closed
-# or stalled.
+# read_line: a reference to the next line without its CRLF, or a number:
+# 400 for a line longer than MAX_LINE or ending in a bare LF, -1 when the
+# client closed or stalled.
 sub read_line {
     my ($self, $c) = @_;
     while (1) {
         my $end = index $c->{buf}, "\012";
         if ($end >= 0) {
             my $line = substr($c->{buf}, 0, $end + 1, '');
-            $line =~ s/\015?\012\z//;
+            $line =~ s/\015\012\z// or return 400;
             return \$line;
         }
         return 400 if length $c->{buf} > MAX_LINE;
@@ -567,8 +582,8 @@ connection at a time. See docs/perl.md in the actd repository.
 
 How long to wait for the next request on a keep-alive connection (default
 1, as Starman). The child is busy meanwhile. Under actd's C<--accept-filter> a connection
-the master handed over waits 1 ms instead, then goes back to the master,
-which holds it without a child until its next request is in.
+waits 1 ms instead, then goes back to the master, which holds it without a
+child until its next request is in.
 
 =item --read-timeout SECONDS
 

@@ -1,0 +1,27 @@
+package python_test
+
+import (
+	"testing"
+
+	"github.com/actd/actd/internal/conformance"
+)
+
+// TestConformance: the WSGI adapter keeps every framing rule of the corpus
+// (docs/http.md) on one keep-alive connection per case, with the master
+// handing connections over at once and under the HTTP accept filter.
+func TestConformance(t *testing.T) {
+	py := python(t)
+	for _, filter := range []string{"none", "http"} {
+		t.Run(filter, func(t *testing.T) {
+			p := startPool(t, "dispatch", []string{py, "-m", "actd.wsgi", "validated:app"},
+				"--accept-filter", filter, "--hold-timeout", "60s")
+			for _, c := range conformance.Cases {
+				t.Run(c.Name, func(t *testing.T) {
+					if err := conformance.Check("tcp", p.addr, c, ioTimeout); err != nil {
+						t.Errorf("%s (%s): %v", c.Name, c.Rule, err)
+					}
+				})
+			}
+		})
+	}
+}
