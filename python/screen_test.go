@@ -1,10 +1,94 @@
 package python_test
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
+
+	"github.com/actd/actd/prefork/acceptfilter"
 )
+
+// screenCases is the readiness rule's table (docs/protocol.md, "The
+// readiness rule"; docs/http.md, "What ends a head"), which the master's
+// acceptfilter.Ready and the adapter's actd.screen.ready must both keep.
+var screenCases = []struct {
+	name   string
+	filter acceptfilter.Filter
+	head   string
+	want   bool
+}{
+	{"http nothing", acceptfilter.HTTP, "", false},
+	{"http request line", acceptfilter.HTTP, "GET / HTTP/1.1\r\n", false},
+	{"http head without its end", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: t\r\n", false},
+	{"http head and CR", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: t\r\n\r", false},
+	{"http CRLF CRLF", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: t\r\n\r\n", true},
+	{"http LF LF (a bare LF: a fault, answered)", acceptfilter.HTTP, "GET / HTTP/1.0\n\n", true},
+	{"http a bare LF first", acceptfilter.HTTP, "\nGET", true},
+	{"http CRLFs before the request line", acceptfilter.HTTP, "\r\n\r\n", false},
+	{"http CRLFs, then a head", acceptfilter.HTTP, "\r\n\r\nGET / HTTP/1.1\r\n\r\n", true},
+	{"http a bad request line", acceptfilter.HTTP, "GET /\r\n", true},
+	{"http a bad method", acceptfilter.HTTP, "G(T / HTTP/1.1\r\n", true},
+	{"http a bad version", acceptfilter.HTTP, "GET / HTTP/11\r\n", true},
+	{"http HTTP/2.0: a request line, 505 once the head ends", acceptfilter.HTTP, "GET / HTTP/2.0\r\n", false},
+	{"http a bare CR", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: a\rb", true},
+	{"http a control byte", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: \x01", true},
+	{"http DEL", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: \x7f", true},
+	{"http HTAB", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost:\ta", false},
+	{"http a target of 8-bit bytes", acceptfilter.HTTP, "GET /\xc3\xa9 HTTP/1.1\r\n", false},
+	{"http a request line too long", acceptfilter.HTTP, "GET /" + strings.Repeat("a", acceptfilter.LineLimit) + " HTTP/1.1\r\n", true},
+	{"http a request line at the limit", acceptfilter.HTTP, "GET /" + strings.Repeat("a", acceptfilter.LineLimit-14) + " HTTP/1.1\r\n", false},
+	{"http an unended line too long", acceptfilter.HTTP, strings.Repeat("a", acceptfilter.LineLimit+2), true},
+	{"http an unended line at the limit", acceptfilter.HTTP, strings.Repeat("a", acceptfilter.LineLimit+1), false},
+	{"http head and body", acceptfilter.HTTP, "POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab", true},
+	{"http one byte short of the limit", acceptfilter.HTTP, "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", acceptfilter.HeadLimit-20), false},
+	{"http at the limit", acceptfilter.HTTP, strings.Repeat("a", acceptfilter.HeadLimit), true},
+	{"data nothing", acceptfilter.Data, "", false},
+	{"data one byte", acceptfilter.Data, "G", true},
+	{"data head without its end", acceptfilter.Data, "GET / HTTP/1.1\r\n", true},
+}
+
+// TestScreenReady: actd.screen.ready, the adapter's readiness rule, and
+// the master's (acceptfilter.Ready) give the table's answer for every
+// case: a change to one that forgets the other fails here. One python3
+// reads every case (filter and hex head, a line each) and answers a line
+// each.
+func TestScreenReady(t *testing.T) {
+	py := python(t)
+	var in strings.Builder
+	for _, tc := range screenCases {
+		fmt.Fprintf(&in, "%s %s\n", tc.filter, hex.EncodeToString([]byte(tc.head)))
+	}
+	cmd := exec.Command(py, "-c", `import sys
+from actd.screen import ready
+for line in sys.stdin:
+    filter, _, head = line.rstrip("\n").partition(" ")
+    print("ready" if ready(filter, bytes.fromhex(head)) else "not ready")`)
+	cmd.Env = append(os.Environ(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3: %v\n%s", err, out)
+	}
+	answers := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(answers) != len(screenCases) {
+		t.Fatalf("python3: got %d answers, want %d:\n%s", len(answers), len(screenCases), out)
+	}
+	for i, tc := range screenCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.filter.Ready([]byte(tc.head), 0); got != tc.want {
+				t.Errorf("acceptfilter %v Ready: got %v, want %v", tc.filter, got, tc.want)
+			}
+			want := map[bool]string{true: "ready", false: "not ready"}[tc.want]
+			if answers[i] != want {
+				t.Errorf("actd.screen.ready: got %q, want %q", answers[i], want)
+			}
+		})
+	}
+}
 
 // TestChildrenFirst runs the adapter under --accept-filter http with a
 // master of protocol revision 4, where it announces screen: the children
@@ -66,7 +150,7 @@ func checkWaitsThenSends(t *testing.T, p *pool) {
 	if _, err := p.WaitHeld(func(d statusDoc) bool { return d.Pool.Held.Held-d.Pool.Held.Parked >= 1 }); err != nil {
 		t.Fatalf("want the silent connection held by the master: %v", err)
 	}
-	fmt.Fprint(conn, "GET /echo?late HTTP/1.1\r\nConnection: close\r\n\r\n")
+	fmt.Fprint(conn, "GET /echo?late HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 	got, err := readAll(conn)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +188,7 @@ func checkSilentHeld(t *testing.T, p *pool) {
 	if err != nil {
 		t.Fatalf("want %d connections held and both children idle: %v", silent+slow, err)
 	}
-	got, err := exchange(p.addr, "GET /echo?good HTTP/1.1\r\nConnection: close\r\n\r\n")
+	got, err := exchange(p.addr, "GET /echo?good HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,8 @@ server.hooks.run()
 
 class ReadyTest(unittest.TestCase):
     def test_rule(self):
-        # the cases of prefork/acceptfilter's TestReady, and a few more
+        # python/screen_test.go's TestScreenReady checks the same rule
+        # against the master's (acceptfilter.Ready) on a longer table
         long = b"x" * HEAD_LIMIT
         cases = [
             ("data", b"", False),
@@ -49,11 +50,18 @@ class ReadyTest(unittest.TestCase):
             ("http", b"", False),
             ("http", b"GET / HTTP/1.1\r\nHost: a\r\n", False),
             ("http", b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", True),
-            ("http", b"GET / HTTP/1.0\n\n", True),
-            ("http", b"GET / HTTP/1.1\r\n\r", False),
+            ("http", b"GET / HTTP/1.1\r\nHost: a\r\n\r", False),
+            ("http", b"GET / HTTP/1.0\n\n", True),  # a bare LF: answered 400
+            ("http", b"\r\n\r\n", False),  # CRLFs before the request line
+            ("http", b"\r\nGET / HTTP/1.1\r\n\r\n", True),
+            ("http", b"GET /\r\n", True),  # a bad request line
+            ("http", b"GET / HTTP/1.1\r\nHost: a\rb", True),  # a bare CR
+            ("http", b"GET / HTTP/1.1\r\nHost: \x01", True),  # a control byte
+            ("http", b"GET / HTTP/1.1\r\nHost: \t", False),  # HTAB is not one
+            ("http", b"GET /" + b"a" * 8192 + b" HTTP/1.1\r\n", True),  # 414
             ("http", b"GET / HTTP/1.1\r\n\r\nPOST", True),
             ("http", long, True),  # at the limit: the server answers 431
-            ("http", long[:-1], False),
+            ("http", b"GET / HTTP/1.1\r\nX: " + long[:HEAD_LIMIT - 20], False),
         ]
         for filter, head, want in cases:
             with self.subTest(filter=filter, head=head[:30]):
