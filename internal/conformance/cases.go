@@ -41,6 +41,7 @@ var Cases = []Case{
 	{Name: "lf-field", Rule: "9112 2.2: a field line ends in CRLF, not a bare LF", Request: get + "Host: x\n\r\n", Status: 400},
 	{Name: "lf-lf", Rule: "9112 2.2: a head ends in CRLF CRLF, not LF LF", Request: "GET " + Target + " HTTP/1.1\nHost: x\n\n", Status: 400, Alone: true},
 	{Name: "bare-cr", Rule: "9112 2.2: a bare CR is not a line end", Request: "GET " + Target + " HTTP/1.1\rHost: x\r\r", Status: 400, Alone: true},
+	{Name: "control-alone", Rule: "9110 5.5: a control byte is answered without waiting for the line's end", Request: get + host + "X-A: a\x00", Status: 400, Alone: true},
 	{Name: "bad-request-line-alone", Rule: "9112 3: a bad request line is answered without waiting for the head's end", Request: "GET /\r\n", Status: 400, Alone: true},
 
 	// Field lines: RFC 9112 5, RFC 9110 5.
