@@ -100,6 +100,7 @@ var Cases = []Case{
 	{Name: "last-chunk-lf", Rule: "9112 7.1: the last chunk ends in CRLF", Request: chunked("5\r\nhello\r\n0\n\r\n"), Status: 400},
 	{Name: "chunk-end-lf", Rule: "9112 7.1: the body ends in CRLF", Request: chunked("5\r\nhello\r\n0\r\n\n"), Status: 400},
 	{Name: "chunk-extension-lf", Rule: "9112 7.1: a bare LF does not end an extension", Request: chunked("5;a\n\r\nhello\r\n0\r\n\r\n"), Status: 400},
+	{Name: "chunk-line-too-long", Rule: "9112 7.1: a chunk-size line over 4 KiB is 400", Request: chunked("5;a=" + strings.Repeat("b", 5000) + "\r\nhello\r\n0\r\n\r\n"), Status: 400},
 	{Name: "chunk-size-space-first", Rule: "9112 7.1: the chunk size comes first", Request: chunked(" 5\r\nhello\r\n0\r\n\r\n"), Status: 400},
 	{Name: "chunk-size-not-hex", Rule: "9112 7.1: the chunk size is hex digits", Request: chunked("g\r\nhello\r\n0\r\n\r\n"), Status: 400},
 	{Name: "chunk-size-empty", Rule: "9112 7.1: the chunk size is at least one digit", Request: chunked("\r\nhello\r\n0\r\n\r\n"), Status: 400},

@@ -124,6 +124,8 @@ class Reader:
         """Return one CRLF-ended line without its CRLF; BadRequest past limit."""
         while True:
             end = self.buf.find(b"\r\n")
+            if end > limit:
+                raise BadRequest(f"a line over {limit} bytes in a chunked body")
             if end >= 0:
                 line, self.buf = self.buf[:end], self.buf[end + 2:]
                 return line
