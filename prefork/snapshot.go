@@ -18,6 +18,7 @@ type Stats struct {
 	Recycled    uint64    `json:"recycled"`        // children retired after --max-conn-per-child
 	MemRecycled uint64    `json:"memory_recycled"` // children retired over --max-child-memory
 	OOMKilled   uint64    `json:"oom_killed"`      // children killed by the kernel's OOM killer
+	Orphans     uint64    `json:"orphans_killed"`  // processes a child left in its cgroup, killed as it was reaped (leftovers.go)
 	Overloads   uint64    `json:"overloads"`       // times a connection waited with no idle child
 	Garbage     uint64    `json:"garbage"`         // children killed for a bad message
 	PingsFailed uint64    `json:"pings_failed"`    // pings not answered in time

@@ -135,6 +135,7 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
 	mw.counter("memory_recycled", "Children retired over --max-child-memory.", s.Stats.MemRecycled)
 	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
+	mw.counter("orphans_killed", "Processes a child left in its cgroup, killed as it was reaped.", s.Stats.Orphans)
 	writeChildMetrics(mw, s.Slots)
 	if s.Held != nil {
 		writeHeldMetrics(mw, s)
