@@ -31,14 +31,25 @@ type Socket struct {
 // process) and addrs is empty, and the error of [Systemd] or [Listen] when
 // that fails.
 func Sockets(addrs []string) ([]Socket, error) {
-	socks, err := Systemd()
+	socks, conns, err := SocketsWithStored(addrs)
+	CloseConns(conns)
+	return socks, err
+}
+
+// SocketsWithStored is [Sockets] that also returns the connections systemd
+// passed back from its fd store ([SystemdWithStored]); there are none with
+// --listen addresses.
+func SocketsWithStored(addrs []string) ([]Socket, []Conn, error) {
+	socks, conns, err := SystemdWithStored()
 	if err != nil || socks != nil {
-		return socks, err
+		return socks, conns, err
 	}
+	CloseConns(conns) // stored connections without a listener: nothing can serve them
 	if len(addrs) == 0 {
-		return nil, ErrNoSockets
+		return nil, nil, ErrNoSockets
 	}
-	return Listen(addrs)
+	socks, err = Listen(addrs)
+	return socks, nil, err
 }
 
 // Close closes the fds of socks and returns the first error.
@@ -69,6 +80,21 @@ func dupRaw(rc syscall.RawConn) (int, error) {
 		return -1, fmt.Errorf("fcntl F_DUPFD_CLOEXEC: %w", dupErr)
 	}
 	return newFD, nil
+}
+
+// checkStream returns nil if fd is a stream socket, or an error that says
+// what it is instead.
+func checkStream(fd int) error {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	switch {
+	case errors.Is(err, unix.ENOTSOCK):
+		return errors.New("not a socket")
+	case err != nil:
+		return fmt.Errorf("getsockopt SO_TYPE: %w", err)
+	case typ != unix.SOCK_STREAM:
+		return fmt.Errorf("socket type %d, not a stream socket", typ)
+	}
+	return nil
 }
 
 // checkListening returns nil if fd is a listening socket, or an error that

@@ -69,17 +69,31 @@ type pool struct {
 // every server (enough to hold 8 keep-alive connections), so throughput is
 // compared at the same process count. Given room to grow, actd and Apache
 // grow to their cap under concurrency 64 because the accept queue is never
-// empty, and on 2 cores the extra processes cost throughput.
-var fastPool = pool{start: 8, minSpare: 2, maxSpare: 8, max: 8, fixed: 8}
+// empty, and on 2 cores the extra processes cost throughput. -pool
+// changes the count (fastPoolOf).
+var fastPool = fastPoolOf(8)
 
 // slowPool is the budget for the slow load: up to 32 processes; fixed pools
 // run all 32 from the start.
 var slowPool = pool{start: 8, minSpare: 2, maxSpare: 8, max: 32, fixed: 32}
 
-// poolFor returns the process budget for l.
-func poolFor(l load) pool {
-	if l.delay > 0 {
+// fastPoolOf returns a budget of n processes for the tiny-response loads:
+// scaling servers start and stay at n, fixed ones run n.
+func fastPoolOf(n int) pool {
+	return pool{start: n, minSpare: min(2, n), maxSpare: n, max: n, fixed: n}
+}
+
+// poolFor returns the process budget for l when the fast loads get size
+// processes: slowPool for the slow load; for a keep-alive load at least
+// one process per connection, since a child (or a gunicorn or uWSGI
+// worker) holds a kept-alive connection to its end and wrk's others would
+// wait behind it; else fastPoolOf(size).
+func poolFor(l load, size int) pool {
+	switch {
+	case l.delay > 0:
 		return slowPool
+	case l.keepAlive:
+		return fastPoolOf(max(size, l.conns))
 	}
-	return fastPool
+	return fastPoolOf(size)
 }

@@ -18,6 +18,17 @@ type runMeasure struct {
 	peakTree   memory        // largest total memory of the process tree seen
 	peakMaster memory        // largest memory of the main process seen
 	peakProcs  int           // most processes seen in the tree
+	held       uint64        // connections the master held from their start during the run (held.go)
+	heldKnown  bool          // held was counted: a server of heldServers whose status answered
+}
+
+// heldShare returns the share of the run's connections that the master
+// held, and false if it was not counted or no connection was accepted.
+func (m runMeasure) heldShare() (float64, bool) {
+	if !m.heldKnown || m.conns == 0 {
+		return 0, false
+	}
+	return float64(m.held) / float64(m.conns), true
 }
 
 // masterCPUPer returns the main process's CPU time per connection for loads

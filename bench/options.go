@@ -27,15 +27,19 @@ type options struct {
 	keepDir    bool   // keep the work directory (configs, logs) for debugging
 	actdBefore string // absolute path of a checkout whose actd runs as the @before servers; "" for none
 	preload    bool   // run only the preload comparison (preload.go) and print its table
+	pool       int    // processes per server for the fast loads (poolFor)
+	issue20    bool   // run only issue 20's comparison (issue20.go) and write only its section
 }
 
 // allServers lists every server the suite knows, in table order.
 // baseline-netconn is the baseline serving through Go's net.Conn, as a
 // worker.Serve worker does: it shows the cost of Go's network layer apart
 // from the cost of supervision.
+// actd-filter-http-master is actd-filter-http with the built-in handler
+// as a revision-3 worker: the master-first path of the default pool.
 // The actd-go-* servers run the baseline's answers as an actd worker
 // through each path of the Go worker library (-worker), to compare them.
-var allServers = []string{"actd-dispatch", "actd-exclusive", "actd-filter-http", "baseline", "baseline-netconn",
+var allServers = []string{"actd-dispatch", "actd-exclusive", "actd-filter-http", "actd-filter-http-master", "baseline", "baseline-netconn",
 	"actd-go-fd", "actd-go-conn", "actd-go-http", "apache-prefork", "gunicorn", "socket-activate"}
 
 // The PSGI servers (psgi.go) join the list.
@@ -62,6 +66,8 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.plot, "plot", "docs/scaling.png", "PNG file for the scaling ramp (empty: no plot)")
 	fs.BoolVar(&o.preload, "preload", false, "run only the preload comparison (a 50 MB Python app in a pool of 32: actd, gunicorn, uWSGI with and without preload) and print its table")
 	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
+	fs.IntVar(&o.pool, "pool", fastPool.max, "processes per server for the fast loads (a keep-alive load gets at least one per connection)")
+	issue20 := fs.Bool("issue20", false, "run only issue 20's comparison (the default pool against exclusive and dispatch, Go and WSGI, pool 4) and rewrite only its section of -out")
 	fs.StringVar(&o.actdBefore, "actd-before", "", "a checkout of another commit: its actd runs as actd-dispatch@before and actd-exclusive@before in the same rounds (writes no docs unless -out or -plot is given)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -69,9 +75,16 @@ func parseOptions(args []string) (options, error) {
 	if err := o.setBefore(fs); err != nil {
 		return options{}, err
 	}
+	if *issue20 {
+		if err := setIssue20(fs); err != nil {
+			return options{}, err
+		}
+		o.issue20 = true
+	}
 	o.rampTiming = defaultRampTiming
 	if *quick {
-		o.runs, o.duration, o.warmup, o.slowWarmup, o.idle = 1, time.Second, time.Second, time.Second, 2*time.Second
+		o.runs, o.duration, o.warmup, o.slowWarmup = 1, time.Second, time.Second, time.Second
+		o.idle = min(o.idle, 2*time.Second) // shortened, not turned on: -idle 0 and -issue20 skip it
 		o.rampTiming = quickRampTiming
 		o.out, o.plot = "", ""
 	}
@@ -88,8 +101,8 @@ func parseOptions(args []string) (options, error) {
 // setLists parses and checks the comma-separated name lists. It returns an
 // error naming the first unknown name or a bad count or duration.
 func (o *options) setLists(servers, loadNames, rampServers string) error {
-	if o.runs < 1 || o.duration <= 0 || o.idle < 0 {
-		return fmt.Errorf("-runs and -duration must be positive, -idle not negative")
+	if o.runs < 1 || o.duration <= 0 || o.idle < 0 || o.pool < 1 {
+		return fmt.Errorf("-runs, -duration and -pool must be positive, -idle not negative")
 	}
 	var err error
 	known := knownServers(o.actdBefore != "")

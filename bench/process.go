@@ -28,7 +28,8 @@ type serverProc struct {
 	path string // URL path to request
 	log  string // file with the server's stdout and stderr
 	done chan struct{}
-	err  error // Wait's result, set before done closes
+	err  error                  // Wait's result, set before done closes
+	held func() (uint64, error) // the master's held-from-their-start counter (held.go), or nil
 }
 
 // startServer starts server name for s in its own process group, with its

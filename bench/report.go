@@ -101,23 +101,30 @@ func (r report) writeNotes(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// replaceResults puts text in place of the marked section of the file at
-// path, or appends it if the file has no markers, or creates the file. It
-// returns an error if the file cannot be read or written.
-func replaceResults(path, text string) error {
+// section is a marked part of a markdown file that the suite rewrites.
+type section struct {
+	begin, end string // the marker lines around it
+	text       string // the new part, markers included
+}
+
+// replaceSection puts s.text in place of the part of the file at path
+// between s's markers, or appends it if the file has no markers, or
+// creates the file. It returns an error if the file cannot be read or
+// written.
+func replaceSection(path string, s section) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	doc := string(old)
-	begin, end := strings.Index(doc, beginMarker), strings.Index(doc, endMarker)
+	begin, end := strings.Index(doc, s.begin), strings.Index(doc, s.end)
 	switch {
 	case begin >= 0 && end > begin:
-		doc = doc[:begin] + text + strings.TrimPrefix(doc[end+len(endMarker):], "\n")
+		doc = doc[:begin] + s.text + strings.TrimPrefix(doc[end+len(s.end):], "\n")
 	case doc == "":
-		doc = "# actd benchmarks\n\n" + text
+		doc = "# actd benchmarks\n\n" + s.text
 	default:
-		doc = strings.TrimRight(doc, "\n") + "\n\n" + text
+		doc = strings.TrimRight(doc, "\n") + "\n\n" + s.text
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)
 }

@@ -7,16 +7,19 @@ import (
 	"testing"
 )
 
-func TestReplaceResults(t *testing.T) {
-	section := beginMarker + "\nnew numbers\n" + endMarker + "\n"
+func TestReplaceSection(t *testing.T) {
+	text := beginMarker + "\nnew numbers\n" + endMarker + "\n"
+	results := section{beginMarker, endMarker, text}
 	tests := []struct {
 		name, old, want string
 	}{
-		{"no file", "", "# actd benchmarks\n\n" + section},
-		{"no markers", "# Intro\n\nhand-written\n", "# Intro\n\nhand-written\n\n" + section},
+		{"no file", "", "# actd benchmarks\n\n" + text},
+		{"no markers", "# Intro\n\nhand-written\n", "# Intro\n\nhand-written\n\n" + text},
 		{"markers", "# Intro\n\n" + beginMarker + "\nold numbers\n" + endMarker + "\n\n## Analysis\n",
-			"# Intro\n\n" + section + "\n## Analysis\n"},
-		{"end marker at end of file", "a\n" + beginMarker + "\nold\n" + endMarker, "a\n" + section},
+			"# Intro\n\n" + text + "\n## Analysis\n"},
+		{"end marker at end of file", "a\n" + beginMarker + "\nold\n" + endMarker, "a\n" + text},
+		{"issue 20's section stays", "# Intro\n\n" + beginMarker + "\nold\n" + endMarker + "\n\n## Issue 20\n\n" + issue20Begin + "\nits numbers\n" + issue20End + "\n",
+			"# Intro\n\n" + text + "\n## Issue 20\n\n" + issue20Begin + "\nits numbers\n" + issue20End + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -26,8 +29,8 @@ func TestReplaceResults(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := replaceResults(path, section); err != nil {
-				t.Fatalf("replaceResults: %v", err)
+			if err := replaceSection(path, results); err != nil {
+				t.Fatalf("replaceSection: %v", err)
 			}
 			got, _ := os.ReadFile(path)
 			if string(got) != tt.want {

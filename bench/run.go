@@ -89,8 +89,10 @@ func measureAll(ctx context.Context, o options, root, dir string) error {
 }
 
 // write prints the report, and writes it into the results section of out
-// and the ramp plot to plotPath when they are set. It returns the first
-// write error.
+// and the ramp plot to plotPath when they are set; issue 20's section
+// (issue20report.go) goes into its own part of out when its servers ran,
+// and is all that an -issue20 run writes. It returns the first write
+// error.
 func (r report) write(out, plotPath string) error {
 	if plotPath != "" && len(r.ramps) > 0 {
 		if err := writePlot(plotPath, r.ramps); err != nil {
@@ -99,14 +101,24 @@ func (r report) write(out, plotPath string) error {
 		r.plotName = filepath.Base(plotPath)
 		fmt.Fprintln(os.Stderr, "wrote", plotPath)
 	}
-	text := r.markdown()
-	fmt.Print(text)
-	if out == "" {
-		return nil
+	var parts []section
+	if !r.opts.issue20 {
+		parts = append(parts, section{beginMarker, endMarker, r.markdown()})
 	}
-	if err := replaceResults(out, text); err != nil {
-		return err
+	if r.measuredIssue20() {
+		parts = append(parts, section{issue20Begin, issue20End, r.issue20Markdown()})
 	}
-	fmt.Fprintln(os.Stderr, "wrote", out)
+	for _, p := range parts {
+		fmt.Print(p.text)
+		if out == "" {
+			continue
+		}
+		if err := replaceSection(out, p); err != nil {
+			return err
+		}
+	}
+	if out != "" {
+		fmt.Fprintln(os.Stderr, "wrote", out)
+	}
 	return nil
 }

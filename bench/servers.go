@@ -34,6 +34,9 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 			cmd.Args = append(cmd.Args, "--accept-filter", "http")
 		}
 		return cmd, "/", err
+	case "actd-filter-http-master":
+		cmd, err := actdRevision3Command(t, s)
+		return cmd, "/", err
 	case "apache-reqtimeout":
 		return apacheReqtimeoutCommand(s)
 	case "uwsgi-router":
@@ -124,5 +127,21 @@ func actdWorkerCommand(t *tools, how string, s setup) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
 	}
 	args := append(actdArgs("exclusive", s), "--", t.baseline, "-worker", how, "-delay", s.delay.String())
+	return exec.Command(t.actd, args...), nil
+}
+
+// actdRevision3Command runs the default pool (dispatch, --accept-filter
+// http) with the built-in handler played as a worker of protocol revision 3
+// would: the worker command is actd's own hidden child subcommand run
+// through env(1) with ACTD_PROTOCOL=3, so the library says hello without
+// the screen capability and the master accepts, holds and hands over every
+// connection (the master-first path) for the very same handler code. It
+// returns an error if actd did not build.
+func actdRevision3Command(t *tools, s setup) (*exec.Cmd, error) {
+	if t.actd == "" {
+		return nil, fmt.Errorf("actd not built: %v", t.actdErr)
+	}
+	args := append(withoutFlag(actdArgs("dispatch", s), "--handler-delay"), "--accept-filter", "http",
+		"--", "/usr/bin/env", "ACTD_PROTOCOL=3", t.actd, "child", "http", s.delay.String())
 	return exec.Command(t.actd, args...), nil
 }

@@ -41,7 +41,7 @@ func measureLoad(ctx context.Context, o options, t *tools, w wrkRunner, l load) 
 	procs := make([]*serverProc, len(o.servers))
 	for i, srv := range o.servers {
 		cells[i] = cell{server: srv, load: l}
-		procs[i], cells[i].err = startFor(t, srv, l)
+		procs[i], cells[i].err = startFor(t, srv, l, o.pool)
 	}
 	for range o.runs {
 		for i := range cells {
@@ -65,13 +65,18 @@ func measureLoad(ctx context.Context, o options, t *tools, w wrkRunner, l load) 
 	return cells
 }
 
-// startFor starts srv with the process budget and delay of l.
-func startFor(t *tools, srv string, l load) (*serverProc, error) {
-	s, err := newSetup(t, srv, poolFor(l), l.delay)
+// startFor starts srv with the process budget and delay of l, the fast
+// loads getting size processes.
+func startFor(t *tools, srv string, l load, size int) (*serverProc, error) {
+	s, err := newSetup(t, srv, poolFor(l, size), l.delay)
 	if err != nil {
 		return nil, err
 	}
-	return startServer(srv, t, s)
+	p, err := startServer(srv, t, s)
+	if err == nil && countsHeld(srv) && t.actd != "" {
+		p.held = heldCounter(t.actd, controlSocket(s))
+	}
+	return p, err
 }
 
 // warmAndMeasure puts unmeasured load on p (long enough for a scaling
@@ -84,7 +89,7 @@ func warmAndMeasure(ctx context.Context, o options, w wrkRunner, p *serverProc, 
 	if _, err := w.run(ctx, p.url(), l, warmup); err != nil {
 		return runMeasure{}, fmt.Errorf("warm-up: %w", err)
 	}
-	return measureRun(ctx, w, p, l, o.duration)
+	return p.countHeld(func() (runMeasure, error) { return measureRun(ctx, w, p, l, o.duration) })
 }
 
 // newSetup makes a fresh directory for one start of srv and picks a free

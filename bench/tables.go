@@ -8,17 +8,18 @@ import (
 
 // serverHow describes how each server runs in the load tables.
 var serverHow = map[string]string{
-	"actd-dispatch":    "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
-	"actd-exclusive":   "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
-	"actd-filter-http": "`actd --accept dispatch --accept-filter http`: the master accepts, holds each connection until its head is in, and passes it to the lowest idle child",
-	"baseline":         "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop, plain read/write; no supervisor on the path",
-	"baseline-netconn": "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as a `worker.Serve` worker does",
-	"actd-go-fd":       "`actd --accept exclusive -- baseline -worker fd`: the baseline's answers through `worker.ServeFD` (the blocking fd)",
-	"actd-go-conn":     "`actd --accept exclusive -- baseline -worker conn`: the same through `worker.Serve` (a net.Conn)",
-	"actd-go-http":     "`actd --accept exclusive -- baseline -worker http`: net/http's Server on `worker.Listener`",
-	"apache-prefork":   "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
-	"gunicorn":         "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
-	"socket-activate":  "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
+	"actd-dispatch":           "`actd --accept dispatch`, built-in HTTP handler; master orders the lowest idle slot to accept",
+	"actd-exclusive":          "`actd --accept exclusive`, built-in HTTP handler; children accept via EPOLLEXCLUSIVE",
+	"actd-filter-http":        "`actd --accept dispatch --accept-filter http`, the default pool: children that announce `screen` (the built-in handler does) accept by themselves and hand the master only connections whose head is not in yet",
+	"actd-filter-http-master": "`actd --accept dispatch --accept-filter http -- env ACTD_PROTOCOL=3 actd child http`: the same built-in handler as a revision-3 worker (no `screen`), so the master accepts, holds each connection until its head is in, and passes it to the lowest idle child (the master-first path)",
+	"baseline":                "`bench/baseline`: fixed pool, each child in a blocking accept(2) loop, plain read/write; no supervisor on the path",
+	"baseline-netconn":        "`bench/baseline -netconn`: the baseline serving each connection through a Go net.Conn (netpoller), as a `worker.Serve` worker does",
+	"actd-go-fd":              "`actd --accept exclusive -- baseline -worker fd`: the baseline's answers through `worker.ServeFD` (the blocking fd)",
+	"actd-go-conn":            "`actd --accept exclusive -- baseline -worker conn`: the same through `worker.Serve` (a net.Conn)",
+	"actd-go-http":            "`actd --accept exclusive -- baseline -worker http`: net/http's Server on `worker.Listener`",
+	"apache-prefork":          "Apache httpd, mpm_prefork, static 17-byte file (slow load: mod_lua handler with `r.usleep`)",
+	"gunicorn":                "gunicorn, sync workers (fixed pool); sync workers close every connection, so keep-alive reconnects",
+	"socket-activate":         "`systemd-socket-activate --accept`: fork and exec of `bench/responder` (C) per connection, no process limit",
 
 	// The PSGI servers (psgi.go).
 	"actd-psgi-dispatch":  "`actd --accept dispatch -- plackup -s Actd -E deployment hello.psgi`: the Perl handler (perl/lib), a hello PSGI app",
@@ -36,8 +37,9 @@ func (r report) writeServers(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "| %s | %s |\n", s, how)
 	}
-	fmt.Fprintf(b, "\nPools: actd `--start-children %d --min-spare %d --max-spare %d --max-children %d` and Apache `StartServers %[1]d MinSpareServers %[2]d MaxSpareServers %[3]d MaxRequestWorkers %[4]d`; baseline and gunicorn run a fixed %[5]d processes. For the slow load the cap is %[6]d (`--max-children %[6]d`, `MaxRequestWorkers %[6]d`, %[6]d fixed processes). socket-activate has no cap.\n\n",
-		fastPool.start, fastPool.minSpare, fastPool.maxSpare, fastPool.max, fastPool.fixed, slowPool.max)
+	fast := fastPoolOf(r.opts.pool)
+	fmt.Fprintf(b, "\nPools: actd `--start-children %d --min-spare %d --max-spare %d --max-children %d` and Apache `StartServers %[1]d MinSpareServers %[2]d MaxSpareServers %[3]d MaxRequestWorkers %[4]d`; baseline and gunicorn run a fixed %[5]d processes (a keep-alive load gets at least one per connection). For the slow load the cap is %[6]d (`--max-children %[6]d`, `MaxRequestWorkers %[6]d`, %[6]d fixed processes). socket-activate has no cap.\n\n",
+		fast.start, fast.minSpare, fast.maxSpare, fast.max, fast.fixed, slowPool.max)
 }
 
 // writeLoads writes one table per load.

@@ -17,7 +17,7 @@ import (
 // workers (the hello one is the suite's "gunicorn") and by uWSGI, with the
 // same number of processes.
 var wsgiServers = []string{
-	"wsgi-actd-dispatch", "wsgi-actd-exclusive", "wsgi-actd-exclusive-data", "uwsgi",
+	"wsgi-actd-dispatch", "wsgi-actd-exclusive", "wsgi-actd-exclusive-data", "wsgi-actd-filter-http", "uwsgi",
 	"flask-actd-dispatch", "flask-actd-exclusive", "flask-gunicorn", "flask-uwsgi",
 }
 
@@ -41,6 +41,7 @@ var wsgiHow = map[string]string{
 	"wsgi-actd-dispatch":       "`actd --accept dispatch -- python3 -m actd.wsgi benchapp:app` (the hello WSGI application of `gunicorn`)",
 	"wsgi-actd-exclusive":      "`actd --accept exclusive -- python3 -m actd.wsgi benchapp:app`",
 	"wsgi-actd-exclusive-data": "`actd --accept exclusive --accept-filter data -- python3 -m actd.wsgi benchapp:app`: the listener defers each connection until its request is in (TCP_DEFER_ACCEPT), as docs/python.md recommends",
+	"wsgi-actd-filter-http":    "`actd --accept dispatch --accept-filter http -- python3 -m actd.wsgi benchapp:app`: the default pool (packaging/etc/actd.conf); an adapter that announces `screen` accepts by itself, one that does not gets every connection from the master",
 	"uwsgi":                    "uWSGI (Debian uwsgi-core, python3 plugin), `--master --processes N --http-socket`, the hello WSGI application; one request per connection (keep-alive reconnects); the application is loaded in the master before fork",
 	"flask-actd-dispatch":      "`actd --accept dispatch -- python3 -m actd.wsgi benchflask:app`, a one-route Flask application (Debian python3-flask)",
 	"flask-actd-exclusive":     "`actd --accept exclusive -- python3 -m actd.wsgi benchflask:app`",
@@ -76,6 +77,8 @@ func wsgiCommand(name string, t *tools, s setup) (*exec.Cmd, error) {
 		return wsgiActd(t, "exclusive", app, s)
 	case "wsgi-actd-exclusive-data":
 		return wsgiActd(t, "exclusive", app, s, "--accept-filter", "data")
+	case "wsgi-actd-filter-http":
+		return wsgiActd(t, "dispatch", app, s, "--accept-filter", "http")
 	case "flask-gunicorn":
 		var err error
 		cmd, err = gunicornCommand(s)
@@ -179,6 +182,7 @@ var wsgiPeers = []struct{ server, gunicorn, uwsgi string }{
 	{"wsgi-actd-dispatch", "gunicorn", "uwsgi"},
 	{"wsgi-actd-exclusive", "gunicorn", "uwsgi"},
 	{"wsgi-actd-exclusive-data", "gunicorn", "uwsgi"},
+	{"wsgi-actd-filter-http", "gunicorn", "uwsgi"},
 	{"flask-actd-dispatch", "flask-gunicorn", "flask-uwsgi"},
 	{"flask-actd-exclusive", "flask-gunicorn", "flask-uwsgi"},
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestReadMounts: the cgroup2 mount and the v1 memory mount are found in a
@@ -95,6 +97,46 @@ func TestArrangeNeedsDelegation(t *testing.T) {
 			}
 			if tree, err := Arrange(tc.g); err == nil || tree != nil {
 				t.Errorf("got %v, %v, want an error", tree, err)
+			}
+		})
+	}
+}
+
+// TestLeafLimits: with the memory controller, a leaf gets its memory.max
+// and memory.high, "max" where a limit is 0, written again for each child
+// (a reload may change them); without it, neither file is written.
+func TestLeafLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		memory    bool
+		lim       Limits
+		max, high string
+	}{
+		{"both", true, Limits{High: 50 << 20, Max: 80 << 20}, "83886080", "52428800"},
+		{"high only", true, Limits{High: 50 << 20}, "max", "52428800"},
+		{"none", true, Limits{}, "max", "max"},
+		{"no memory controller", false, Limits{High: 50 << 20, Max: 80 << 20}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := &Tree{dir: t.TempDir(), memory: tc.memory}
+			if tc.memory { // as cgroupfs has them: writable by root, or by the delegated user
+				os.Mkdir(filepath.Join(tree.dir, "slot-3"), 0o755)
+				for _, f := range []string{"memory.max", "memory.high"} {
+					os.WriteFile(filepath.Join(tree.dir, "slot-3", f), []byte("max"), 0o644)
+				}
+			}
+			for range 2 {
+				fd, err := tree.Leaf(3, tc.lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				unix.Close(fd)
+			}
+			for file, want := range map[string]string{"memory.max": tc.max, "memory.high": tc.high} {
+				got, _ := os.ReadFile(filepath.Join(tree.dir, "slot-3", file))
+				if string(got) != want {
+					t.Errorf("%s: got %q, want %q", file, got, want)
+				}
 			}
 		})
 	}

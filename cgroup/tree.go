@@ -82,22 +82,24 @@ func Arrange(g Groups) (*Tree, error) {
 // memory.max, memory.current and memory.events.
 func (t *Tree) Memory() bool { return t.memory }
 
+// Limits are a leaf's own memory limits, each 0 for none ("max").
+type Limits struct {
+	High uint64 // memory.high: above it the kernel reclaims and throttles the leaf
+	Max  uint64 // memory.max: above it the kernel OOM-kills in the leaf
+}
+
 // Leaf returns an open directory fd of slot n's leaf, for clone3's
 // CLONE_INTO_CGROUP (syscall.SysProcAttr.CgroupFD); the caller closes it.
 // The leaf is created if missing, and with the memory controller its
-// memory.max is set to max (0: no limit of its own). It returns an error
-// naming the file that could not be made or written.
-func (t *Tree) Leaf(n int, max uint64) (int, error) {
-	dir := filepath.Join(t.dir, "slot-"+strconv.Itoa(n))
+// memory.high and memory.max are set to lim. It returns an error naming
+// the file that could not be made or written.
+func (t *Tree) Leaf(n int, lim Limits) (int, error) {
+	dir := t.leaf(n)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return -1, fmt.Errorf("cgroup: %w", err)
 	}
 	if t.memory {
-		limit := "max"
-		if max > 0 {
-			limit = strconv.FormatUint(max, 10)
-		}
-		if err := write(filepath.Join(dir, "memory.max"), limit); err != nil {
+		if err := setLimits(dir, lim); err != nil {
 			return -1, err
 		}
 	}
@@ -108,10 +110,28 @@ func (t *Tree) Leaf(n int, max uint64) (int, error) {
 	return fd, nil
 }
 
+// setLimits writes lim to the memory.max and memory.high of group dir ("max"
+// for 0). It returns the first write's error.
+func setLimits(dir string, lim Limits) error {
+	for _, f := range []struct {
+		name  string
+		value uint64
+	}{{"memory.max", lim.Max}, {"memory.high", lim.High}} {
+		v := "max"
+		if f.value > 0 {
+			v = strconv.FormatUint(f.value, 10)
+		}
+		if err := write(filepath.Join(dir, f.name), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Move moves process pid into slot n's leaf, made by Leaf. It returns an
 // error if the write fails (the process is gone, or the leaf is).
 func (t *Tree) Move(n, pid int) error {
-	return write(filepath.Join(t.dir, "slot-"+strconv.Itoa(n), "cgroup.procs"), strconv.Itoa(pid))
+	return write(filepath.Join(t.leaf(n), "cgroup.procs"), strconv.Itoa(pid))
 }
 
 // write writes s to the control file path.

@@ -176,6 +176,13 @@ func (c *Config) validate(over map[string]string) error {
 	return c.validateWorker()
 }
 
+// errNoForkBuiltIn refuses preload for the children actd runs itself: they
+// are Go, which cannot fork (a worker COMMAND's zygote says at its hello
+// whether it can; prefork abandons a reload into one that cannot).
+var errNoForkBuiltIn = errors.New("true: must be false for the built-in handler and --exec: they run in Go, " +
+	"whose zygote would say hello without the fork capability; drop --preload, or run a worker that can fork " +
+	"(python3 -m actd.wsgi, plackup -s Actd)")
+
 func (c *Config) validateWorker() error {
 	switch {
 	case len(c.Exec) > 0 && len(c.Worker) > 0:
@@ -190,6 +197,8 @@ func (c *Config) validateWorker() error {
 		return &Error{Key: "exec", Err: errors.New("needs accept mode dispatch or exclusive")}
 	case len(c.Worker) == 0 && c.Pool.Mode == protocol.Shared:
 		return &Error{Key: "accept", Err: errors.New("shared mode needs a worker COMMAND")}
+	case len(c.Worker) == 0 && c.Pool.Preload:
+		return &Error{Key: "preload", Err: errNoForkBuiltIn}
 	}
 	return c.findPrograms()
 }

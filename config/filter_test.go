@@ -20,14 +20,15 @@ func TestAcceptFilterKeys(t *testing.T) {
 		maxHeld    int
 		err        string
 	}{
-		{"default", "", nil, acceptfilter.None, 10 * time.Second, 4096, ""},
-		{"http", "", []string{"--accept-filter", "http"}, acceptfilter.HTTP, 10 * time.Second, 4096, ""},
+		{"default", "", nil, acceptfilter.None, 10 * time.Second, 0, ""},
+		{"http", "", []string{"--accept-filter", "http"}, acceptfilter.HTTP, 10 * time.Second, 0, ""},
 		{"file", "accept-filter = data\nhold-timeout = 3s\nmax-held = 100\n", nil, acceptfilter.Data, 3 * time.Second, 100, ""},
-		{"data in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "data"}, acceptfilter.Data, 10 * time.Second, 4096, ""},
+		{"data in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "data"}, acceptfilter.Data, 10 * time.Second, 0, ""},
 		{"unknown", "", []string{"--accept-filter", "httpready"}, 0, 0, 0, `accept-filter: "httpready": must be none, data or http`},
 		{"http in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "http"}, 0, 0, 0, "accept-filter: http: must be none or data with --accept=exclusive"},
 		{"hold-timeout 0", "", []string{"--hold-timeout", "0s"}, 0, 0, 0, "hold-timeout: 0s: must be between 10ms and 1h"},
-		{"max-held 0", "max-held = 0\n", nil, 0, 0, 0, "pool.conf:1: max-held: 0: must be between 1 and 1048576"},
+		{"max-held 0", "max-held = 0\n", nil, 0, 10 * time.Second, 0, ""}, // from the fd limit
+		{"max-held -1", "max-held = -1\n", nil, 0, 0, 0, "pool.conf:1: max-held: -1: must be 0 (from the fd limit) or between 1 and 1048576"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...)

@@ -2,9 +2,10 @@ package config
 
 import "testing"
 
-// TestPreload: --preload and the file key preload turn preload on; shared
-// mode, whose children have no back-channel for fork orders, refuses it
-// with an *Error naming the key (exit 78).
+// TestPreload: --preload and the file key preload turn preload on for a
+// worker COMMAND; shared mode, whose children have no back-channel for
+// fork orders, and the built-in handler and --exec, which are Go and
+// cannot fork, refuse it with an *Error naming the key (exit 78).
 func TestPreload(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -13,9 +14,11 @@ func TestPreload(t *testing.T) {
 		wantErr    string
 	}{
 		{"default off", "", nil, false, ""},
-		{"flag", "", []string{"--preload"}, true, ""},
+		{"flag", "", []string{"--preload", "--", "/bin/sh"}, true, ""},
 		{"flag false", "", []string{"--preload=false"}, false, ""},
-		{"file key", "preload = true\n", nil, true, ""},
+		{"file key", "preload = true\nworker = /bin/sh\n", nil, true, ""},
+		{"built-in handler", "preload = true\n", nil, false, "pool.conf:1: preload: true: must be false for the built-in handler"},
+		{"exec", "", []string{"--preload", "--exec", "/bin/cat"}, false, "preload: true: must be false for the built-in handler and --exec"},
 		{"shared mode", "", []string{"--preload", "--accept", "shared"}, false, "preload: true: must be false with --accept=shared"},
 		{"not a bool", "preload = maybe\n", nil, false, `pool.conf:1: preload: "maybe": want true or false`},
 	} {

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/actd/actd/prefork"
 	sdunit "github.com/coreos/go-systemd/v22/unit"
 )
 
@@ -83,6 +85,8 @@ var lifecycle = []directive{
 	{"Service", "TimeoutStopSec", "35s"},
 	{"Service", "OOMPolicy", "continue"},
 	{"Service", "LimitNOFILE", "65536"},
+	{"Service", "FileDescriptorStoreMax", "4096"},
+	{"Service", "Environment", "FDSTORE=4096"},
 }
 
 // Directives the services must not carry: they would undo the sandbox or
@@ -175,7 +179,7 @@ func TestSocketDirectives(t *testing.T) {
 // serviceCommented are the service directives a reader cannot guess.
 var serviceCommented = []string{"Requires", "Type", "NotifyAccess", "ExecReload", "WatchdogSec",
 	"RestartPreventExitStatus", "KillMode", "TimeoutStopSec", "OOMPolicy",
-	"RuntimeDirectory", "LimitNOFILE", "DynamicUser", "CapabilityBoundingSet",
+	"RuntimeDirectory", "LimitNOFILE", "FileDescriptorStoreMax", "Environment", "DynamicUser", "CapabilityBoundingSet",
 	"ProtectProc", "RestrictAddressFamilies", "MemoryDenyWriteExecute",
 	"SystemCallFilter", "SystemCallErrorNumber", "Also"}
 
@@ -204,6 +208,22 @@ func TestNonObviousDirectivesAreCommented(t *testing.T) {
 					t.Errorf("line %d %q: got no comment above it, want one", i+1, lines[i])
 				}
 			})
+		}
+	}
+}
+
+// TestFDStoreInStepWithMaxHeld: the services' fd store holds as many
+// connections as the master holds by default (max-held), and $FDSTORE
+// tells actd that size on systemd 252 (issue 22).
+func TestFDStoreInStepWithMaxHeld(t *testing.T) {
+	want := strconv.Itoa(prefork.DefaultConfig().MaxHeld)
+	for _, file := range []string{"actd.service", "actd@.service"} {
+		opts := readUnit(t, file)
+		if got := values(opts, "Service", "FileDescriptorStoreMax"); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: FileDescriptorStoreMax=%q, want %s (max-held's default)", file, got, want)
+		}
+		if got := values(opts, "Service", "Environment"); !slices.Contains(got, "FDSTORE="+want) {
+			t.Errorf("%s: Environment=%q, want FDSTORE=%s", file, got, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package perl_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -88,9 +89,18 @@ type worker struct {
 }
 
 // startWorker starts the child with a listener on fd 3 and its channel on
-// fd 4, and reads its H and I. Cleanup closes the channel (the child
-// exits at end of file) and waits for it.
+// fd 4, under a master of revision 3 without a filter, and reads its H
+// (with the handoff capability) and I. Cleanup closes the channel (the
+// child exits at end of file) and waits for it.
 func startWorker(t *testing.T) *worker {
+	t.Helper()
+	return startWorkerWith(t, "H1", "ACTD_PROTOCOL=3")
+}
+
+// startWorkerWith is startWorker with env added to (and overriding) the
+// dispatch-mode child's environment, wanting hello (H and the
+// capabilities it announces, as receive writes it) before the I.
+func startWorkerWith(t *testing.T, hello string, env ...string) *worker {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -118,6 +128,7 @@ func startWorker(t *testing.T) *worker {
 	cmd := exec.Command("perl", needPlack(t), "-s", "Actd", "-E", "deployment", filepath.Join("t", "app.psgi"))
 	cmd.Env = append(os.Environ(), "PERL5LIB="+lib, "ACTD_ACCEPT_MODE=dispatch", "ACTD_PROTOCOL=3",
 		"LISTEN_FDS=1", "ACTD_CHANNEL_FD=4", "ACTD_SLOT=0")
+	cmd.Env = append(cmd.Env, env...) // the last of a name wins
 	cmd.ExtraFiles = []*os.File{lf, child}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -133,7 +144,7 @@ func startWorker(t *testing.T) *worker {
 		cmd.Wait()
 	})
 	w := &worker{addr: l.Addr().String(), channel: master}
-	for _, want := range []string{"H1", "I"} { // H with the handoff capability
+	for _, want := range []string{hello, "I"} {
 		if got, err := w.receive(); got != want {
 			t.Fatalf("child's first messages: got %s, %v, want %s", got, err, want)
 		}
@@ -150,28 +161,70 @@ func (w *worker) send(t *testing.T, m protocol.Message) {
 }
 
 // receive reads the child's next message, written as its type, then the
-// listener (B, H) or value (S), or the text (R) in parentheses. It returns
-// an error if none came within ioBound, or garbage.
+// listener (B, H, K) or value (S), or the text (R) in parentheses; a K
+// with a value (not ready) gets it after a slash, "K0/1". It
+// returns an error if none came within ioBound, or garbage. A file
+// descriptor that came with it (K) is closed.
 func (w *worker) receive() (string, error) {
+	m, f, err := w.receiveFD()
+	if f != nil {
+		f.Close()
+	}
+	return m, err
+}
+
+// receiveFD is receive that also returns the file descriptor that came
+// with the message (K), or nil if none did.
+func (w *worker) receiveFD() (string, *os.File, error) {
 	w.channel.SetReadDeadline(time.Now().Add(ioBound))
-	b := make([]byte, protocol.MaxPacket)
-	n, err := w.channel.Read(b)
+	raw, err := w.channel.SyscallConn()
 	if err != nil {
-		return "", fmt.Errorf("read the child's channel: %w", err)
+		return "", nil, err
+	}
+	b := make([]byte, protocol.MaxPacket)
+	n, fd := 0, -1
+	var recvErr error
+	err = raw.Read(func(s uintptr) bool {
+		n, fd, recvErr = protocol.RecvFD(int(s), b)
+		return !errors.Is(recvErr, unix.EAGAIN)
+	})
+	var f *os.File
+	if fd >= 0 {
+		f = os.NewFile(uintptr(fd), "handed back")
+	}
+	if err = errors.Join(err, recvErr); err == nil && n == 0 {
+		err = io.EOF
+	}
+	if err != nil {
+		return "", f, fmt.Errorf("read the child's channel: %w", err)
 	}
 	m, err := protocol.Decode(b[:n])
 	if err != nil {
-		return "", err
+		return "", f, err
 	}
+	s := format(m)
+	if f != nil {
+		s += "+fd"
+	}
+	return s, f, nil
+}
+
+// format writes m as receive does.
+func format(m protocol.Message) string {
 	switch m.Type {
+	case protocol.Keep:
+		if m.Value != 0 {
+			return fmt.Sprintf("K%d/%d", m.Listener, m.Value)
+		}
+		return fmt.Sprintf("K%d", m.Listener)
 	case protocol.Busy, protocol.Hello:
-		return fmt.Sprintf("%c%d", m.Type, m.Listener), nil
+		return fmt.Sprintf("%c%d", m.Type, m.Listener)
 	case protocol.Served:
-		return fmt.Sprintf("S%d", m.Value), nil
+		return fmt.Sprintf("S%d", m.Value)
 	case protocol.Request:
-		return "R(" + m.Text + ")", nil
+		return "R(" + m.Text + ")"
 	}
-	return string(rune(m.Type)), nil
+	return string(rune(m.Type))
 }
 
 // converseHello sends GET /hello on conn and reads the answer; with

@@ -7,7 +7,8 @@
 // real actd in dispatch and exclusive mode: Plack's own server test suite
 // (t/suite.t, Plack::Test::Suite) and HTTP conversations over raw
 // connections (keep-alive, pipelining, chunked bodies, HEAD, malformed
-// requests, the request text in `actd status`), and --preload
-// (preload_test.go, Actd::Zygote). They skip when perl or
+// requests, the request text in `actd status`), --preload
+// (preload_test.go, Actd::Zygote), and accept filters (handoff_test.go;
+// screen_test.go: the children-first path, Actd::Screen). They skip when perl or
 // Plack (Debian package libplack-perl) is missing.
 package perl

@@ -51,10 +51,11 @@ print join " ", $packet, $cloexec ? "cloexec" : "inheritable", $text, $plain, de
 
 // TestAcceptFilter runs the handler under --accept-filter http, where a
 // worker must announce handoff (else actd exits 78 at its hello): the
-// HTTP conversations of TestHTTP are answered on connections the master
-// hands over, a keep-alive connection that idles goes back to the master
-// (K) and its next request is answered, and slow or silent clients held by
-// the master do not stop a good client.
+// HTTP conversations of TestHTTP are answered, on connections the children
+// accepted (they screen: revision 4) or the master handed over, a
+// keep-alive connection that idles goes back to the master (K) and its
+// next request is answered, and slow or silent clients held by the master
+// do not stop a good client.
 func TestAcceptFilter(t *testing.T) {
 	p := startPool(t, "dispatch", "app.psgi", "--accept-filter", "http", "--start-children", "2",
 		"--min-children", "2", "--max-children", "2", "--hold-timeout", "60s")

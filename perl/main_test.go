@@ -70,6 +70,13 @@ type statusDoc = pooltest.Status
 // Cleanup stops it and prints its log if the test failed.
 func startPool(t *testing.T, mode, app string, flags ...string) *pool {
 	t.Helper()
+	return startPoolWith(t, nil, mode, app, flags...)
+}
+
+// startPoolWith is startPool with the worker command led by prefix (for
+// example env ACTD_PROTOCOL=3: a worker that reads an older revision).
+func startPoolWith(t *testing.T, prefix []string, mode, app string, flags ...string) *pool {
+	t.Helper()
 	plackup := needPlack(t)
 	lib, err := filepath.Abs("lib")
 	if err != nil {
@@ -83,7 +90,8 @@ func startPool(t *testing.T, mode, app string, flags ...string) *pool {
 	}
 	args := append([]string{"--listen", addr, "--accept", mode, "--control-socket", control,
 		"--log-format", "text"}, flags...)
-	args = append(args, "--", "perl", plackup, "-s", "Actd", "-E", "deployment")
+	args = append(append(args, "--"), prefix...)
+	args = append(args, "perl", plackup, "-s", "Actd", "-E", "deployment")
 	args = append(append(args, handler...), filepath.Join("t", app))
 	cmd := exec.Command(actd, args...)
 	cmd.Env = append(os.Environ(), "PERL5LIB="+lib)

@@ -16,9 +16,9 @@ const suiteBound = 2 * time.Minute
 
 // TestPlackSuite runs Plack's own server test suite (Plack::Test::Suite,
 // t/suite.t) against the handler under a real actd, in dispatch and
-// exclusive mode, and in dispatch mode under --accept-filter http (every
-// request then reaches the handler as a connection the master handed
-// over). Every one of its tests applies to a prefork server and must pass;
+// exclusive mode, and in dispatch mode under --accept-filter http (the
+// children then accept and screen each connection, and serve those the
+// master held and hands over: a keep-alive one given back). Every one of its tests applies to a prefork server and must pass;
 // none may skip. (One check of the suite runs inside the server only when
 // the server is the test process itself: "call close after read
 // IO::Handle-like" also calls ::ok in the server, which an actd child,

@@ -16,8 +16,11 @@ import (
 // of its slot, "slot-N" (clone3 CLONE_INTO_CGROUP: no moment outside it).
 // With the v2 memory controller each leaf gets memory.max =
 // ChildMemoryMax, so a child that outgrows it is OOM-killed alone and the
-// others never feel it. Without delegation children share the unit's group,
-// as before.
+// others never feel it, and memory.high a quarter above MaxChildMemory
+// (childLimits), so that a child that outgrows its recycling point within
+// one connection is reclaimed and slowed down alone, before the unit's
+// MemoryMax makes the kernel kill one of the pool. Without delegation
+// children share the unit's group, as before.
 
 // arrange sets up per-child groups where g allows, and says once at start
 // what it could not do. It returns nil when children share the unit's group.
@@ -39,7 +42,8 @@ func arrange(g cgroup.Groups, cfg Config, log *slog.Logger) *cgroup.Tree {
 			"cgroup", g.V2, "child_memory_max", cfg.ChildMemoryMax)
 		return t
 	}
-	log.Info("per-child cgroups", "cgroup", g.V2, "child_memory_max", cfg.ChildMemoryMax)
+	lim := childLimits(cfg)
+	log.Info("per-child cgroups", "cgroup", g.V2, "child_memory_max", lim.Max, "child_memory_high", lim.High)
 	return t
 }
 
@@ -82,10 +86,32 @@ func (p *Pool) childGroup(num int) int {
 	if p.mem.tree == nil || num < 0 {
 		return -1 // num -1: a zygote stays in the master's leaf (zygote.go)
 	}
-	fd, err := p.mem.tree.Leaf(num, p.cfg.ChildMemoryMax)
+	fd, err := p.mem.tree.Leaf(num, childLimits(p.cfg))
 	if err != nil {
 		p.log.Warn("child cgroup", "slot", num, "err", err)
 		return -1
 	}
 	return fd
 }
+
+// childLimits returns the memory limits of a child's group under cfg:
+// memory.max = ChildMemoryMax, and memory.high = MaxChildMemory and a
+// quarter, room for the connection that takes a child over its recycling
+// point (read at that connection's end, memory.go), which the kernel then
+// makes give back page cache and slows down, rather than let it grow on
+// into the unit's limit. memory.high is left off (0) without
+// MaxChildMemory, and where it would not be below memory.max.
+func childLimits(cfg Config) cgroup.Limits {
+	lim := cgroup.Limits{Max: cfg.ChildMemoryMax}
+	if m := cfg.MaxChildMemory; m > 0 {
+		lim.High = m + m/highHeadroom
+	}
+	if lim.Max > 0 && lim.High >= lim.Max {
+		lim.High = 0
+	}
+	return lim
+}
+
+// highHeadroom: memory.high is MaxChildMemory plus MaxChildMemory /
+// highHeadroom.
+const highHeadroom = 4

@@ -34,6 +34,7 @@ func (p *Pool) readChannel(s *slot) bool {
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
+		p.countChatter(s, m.Type)
 		err = p.onMessageFD(s, m, fd)
 	} else if fd >= 0 {
 		unix.Close(fd)
@@ -72,7 +73,7 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	s.heard = p.now
 	ev, ok := messageEvent(m.Type)
 	from := s.state
-	if (fd >= 0) != m.Type.HasFD() || !ok || !p.step(s, ev) {
+	if (fd >= 0 || fd == fdLost) != m.Type.HasFD() || !ok || !p.step(s, ev) {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -101,7 +102,16 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 	case evIdle:
 		p.onIdle(s, from)
 	case evKeep:
-		p.mode.park(s, fd)
+		if int(m.Listener) >= len(p.listeners) {
+			unix.Close(fd)
+			return fmt.Errorf("%w: %v on listener %d of %d", protocol.ErrGarbage, m.Type, m.Listener, len(p.listeners))
+		}
+		if fd == fdLost { // the budget should prevent it: say so
+			p.stats.Shed++
+			p.log.Error("a connection given back was lost: the master is out of file descriptors", "event", "shed", "slot", s.num)
+			break
+		}
+		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady)
 	}
 	p.mode.moved(s, from, to, ev)
 	if ev != evPong {
@@ -122,6 +132,7 @@ func (p *Pool) onIdle(s *slot, from state) {
 	s.request = ""
 	if from == busy || from == movingBusy {
 		p.proven(s)
+		p.measureEnd(s) // before settle: a child over the limit gets no next connection
 	}
 	if from.starting() {
 		p.ready.check(p)
@@ -169,6 +180,7 @@ func (p *Pool) onServed(s *slot, m protocol.Message) {
 	s.served += n
 	p.stats.Served += n
 	p.proven(s)
+	p.measureEnd(s)
 	if s.state == idle && (s.fate == draining || !s.roomFor(0)) {
 		p.idle.remove(s.num)
 		p.settle(s)
@@ -205,6 +217,7 @@ func (p *Pool) closeChannel(s *slot) {
 		return
 	}
 	p.reports.poll.remove(s.ch)
+	p.dropChatter(s)
 	unix.Close(s.ch)
 	s.ch = -1
 	p.move(s, evClose)

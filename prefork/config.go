@@ -45,7 +45,7 @@ type Config struct {
 	MaxChildMemory  uint64              // --max-child-memory, bytes of RSS; 0 = never recycle by memory
 	Filter          acceptfilter.Filter // --accept-filter, none (package acceptfilter)
 	HoldTimeout     time.Duration       // --hold-timeout, 10s: a held connection not ready by then is closed
-	MaxHeld         int                 // --max-held, 4096: beyond it the master stops accepting
+	MaxHeld         int                 // --max-held, 0: from the fd limit (budget.go); beyond it the master sheds the oldest not ready
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 	// With Preload the process becomes a child subreaper and reaps exited
@@ -73,7 +73,7 @@ func DefaultConfig() Config {
 
 		GracefulTimeout: 30 * time.Second,
 		HoldTimeout:     10 * time.Second,
-		MaxHeld:         4096,
+		MaxHeld:         0,
 	}
 }
 
@@ -118,7 +118,7 @@ func (c Config) Validate() error {
 		{c.Filter != acceptfilter.HTTP || c.Mode == protocol.Dispatch, "accept-filter", c.Filter,
 			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
 		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
-		{c.MaxHeld >= 1 && c.MaxHeld <= maxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("between 1 and %d", maxMaxHeld)},
+		{c.MaxHeld >= 0 && c.MaxHeld <= maxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("0 (from the fd limit) or between 1 and %d", maxMaxHeld)},
 		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}

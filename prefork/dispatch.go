@@ -120,8 +120,10 @@ func (d *dispatchMode) dispatch(l *listener) {
 			return
 		}
 		// More wait than there are idle children: let this one go on
-		// accepting after its connection.
-		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(protocol.KeepAcceptingBatch)
+		// accepting after its connection, if it has the room for a batch
+		// (--max-conn-per-child, --max-child-memory).
+		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(protocol.KeepAcceptingBatch) &&
+			p.memoryRoom(p.slots[n], protocol.KeepAcceptingBatch)
 		d.order(p.slots[n], l, keep)
 	}
 	d.arm(l, l.edge) // an edge-triggered listener is watched again after overload

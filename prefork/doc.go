@@ -22,9 +22,11 @@
 //
 // Accept modes, one type each behind acceptMode (mode.go), chosen once by
 // newMode: dispatchMode (dispatch.go: the master watches the listeners and
-// orders), handoffMode (handoff.go: dispatch under an accept filter; the
-// master accepts, holds connections in its own epoll set until they are
-// ready (hold.go; the rule is package acceptfilter), and hands them over), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
+// orders), handoffMode (handoff.go: dispatch under an accept filter; children
+// that screen accept by themselves and give the master what is not ready
+// (screen.go); for the others the master accepts; it holds connections in
+// its own epoll set until they are ready (hold.go; the rule is package
+// acceptfilter), and hands them over), exclusiveMode (exclusive.go: children wait with EPOLLEXCLUSIVE
 // and accept by themselves, registered in slot order, still reporting busy
 // and idle), sharedMode (shared.go: children do not speak the protocol; a
 // fixed-size pool).
@@ -45,13 +47,15 @@
 //	busy:       I → idle, B → busy, S → busy, O, R, close → exiting
 //	exiting:    reap → empty
 //
-// Handoff:
+// Filter:
 //
 //	empty:      spawn → starting
 //	starting:   H → greeted, O, close → exiting
 //	greeted:    I → idle, O, close → exiting
-//	idle:       O, C → ordered, close → exiting
-//	ordered:    I → idle, B → busy, O, close → exiting
+//	idle:       B → busy, S, O, K, A → moving, C → ordered, close → exiting
+//	ordered:    I → idle, B → busy, S, O, K, close → exiting
+//	moving:     I → idle, B → movingBusy, S, O, K, close → exiting
+//	movingBusy: I → moving, O, R, K, close → exiting
 //	busy:       I → idle, O, R, K, close → exiting
 //	exiting:    reap → empty
 //
@@ -89,9 +93,12 @@
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
 // dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
 // filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
-// connections), channel.go
+// connections), store.go (held connections kept outside the master),
+// channel.go
 // (messages from children), tick.go (deadlines, pings, scaling), reap.go
-// (start, reap, retire, kill), lifecycle.go (ready, reload, stop), scaler.go,
+// (start, reap, retire, kill), leftovers.go (what a reaped child left in its
+// cgroup), generation.go (start, ready, reload and hand-over),
+// abandon.go (a reload the new worker cannot serve), lifecycle.go (stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
 // poller.go, raw.go, reports.go.
 package prefork

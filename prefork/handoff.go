@@ -33,7 +33,8 @@ import (
 // Beyond --max-held connections the master stops watching the listeners:
 // new connections wait in the kernel's queue, and none held is dropped.
 // Children that did not announce protocol.CapHandoff cannot take C: the
-// first one's hello stops the pool with a *FieldError naming the filter.
+// first one's hello abandons its generation, with a *FieldError naming the
+// filter (abandon.go: at the first generation that stops the pool).
 
 // acceptBatch bounds the connections accepted per listener event, so one
 // busy listener does not hold the loop (it stays readable: level-triggered).
@@ -44,15 +45,24 @@ const acceptBatch = 64
 type handoffMode struct {
 	p       *Pool
 	hold    *holder
-	full    bool // not watching the listeners: MaxHeld held
-	stalled bool // not watching the listeners: out of fds, until the next tick
-	starved bool // not watching the listeners: no idle child, until one is
+	screen  screening // the children that accept by themselves (screen.go)
+	full    bool      // not watching the listeners: MaxHeld held
+	stalled bool      // not watching the listeners: out of fds, until the next tick
+	starved bool      // not watching the listeners: no idle child, until one is
+	quiet   bool      // watching the listeners only to wake a quiet pool (hush)
+	nofile  int       // RLIMIT_NOFILE at setup: the fd budget (budget.go)
+	shedLog time.Time // when shedding was last logged
 }
 
-func (x *handoffMode) table() *table { return handoffTable }
+func (x *handoffMode) table() *table { return filterTable }
 
-// setup watches every listener, level-triggered.
+// setup watches every listener, level-triggered, and sets the fd budget.
 func (x *handoffMode) setup() error {
+	x.nofile = fdLimit()
+	if n, byFDs := heldBudget(x.p.cfg, len(x.p.listeners), x.nofile); byFDs && x.p.cfg.MaxHeld != 0 {
+		x.p.log.Warn("max-held lowered by the fd limit", "event", "budget", "max_held", n,
+			"asked", x.p.cfg.MaxHeld, "nofile", x.nofile, "max_children", x.p.cfg.MaxChildren)
+	}
 	for _, l := range x.p.listeners {
 		// Most connections then reach the accept queue with their first
 		// bytes: the master hands them over at once instead of watching
@@ -83,13 +93,20 @@ func (x *handoffMode) readable(l *listener) {
 	if x.p.stop != nil {
 		return
 	}
+	if !x.accepts() { // a connection on a quiet pool whose children screen
+		x.quiet = false
+		x.watch()
+		x.p.keepTicking()
+		return
+	}
 	x.p.harvestOnce() // an I read in this turn makes its child the lowest idle again
 	x.accept(l, true)
 }
 
 // accept accepts and holds up to a batch of what waits on l, until its
-// queue is empty, no child is idle (starve), MaxHeld are held (full) or
-// accept fails (stalled). readable: l was found readable, so a connection
+// queue is empty, no child is idle (starve), the budget is held and all
+// ready (full), or accept fails with nothing to shed (stalled). At the
+// budget it sheds the oldest not ready for each one it takes. readable: l was found readable, so a connection
 // waits.
 func (x *handoffMode) accept(l *listener, readable bool) {
 	p := x.p
@@ -98,17 +115,14 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			x.starve(l, readable)
 			return
 		}
-		if x.hold.count >= p.cfg.MaxHeld {
-			x.full = true
-			x.watch()
-			return
-		}
 		fd, err := rawAccept(l.FD)
 		switch {
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
 		case err == unix.EAGAIN:
 			return
+		case (err == unix.EMFILE || err == unix.ENFILE) && x.shed("out of file descriptors"):
+			continue
 		case err != nil:
 			p.log.Error("accept", "listener", l.Name, "err", err)
 			x.stalled = true
@@ -116,21 +130,31 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			return
 		}
 		readable = false // that one is taken: whether more wait, the queue says
+		if !x.room() {
+			x.full = true // every one held is ready (a child will take one): hold this one, then stop
+			x.watch()
+		}
+		p.stats.Held++
 		x.held(x.hold.add(fd, l.index, p.now, false))
+		if x.full {
+			return
+		}
 	}
 }
 
-// starve stops watching the listeners for want of an idle child, and
-// counts an overload if a connection waits on l: waiting, or a TCP
-// listener's queue says so (one getsockopt; a unix listener's queue would
-// cost a netlink round trip per connection of a saturated pool, so there
-// only waiting counts).
-func (x *handoffMode) starve(l *listener, waiting bool) {
-	if !waiting && l.tcp {
-		info, err := rawTCPInfo(l.FD)
-		waiting = err == nil && info.Unacked > 0
-	}
-	if waiting {
+// room reports whether one more connection may be held, after shedding one
+// if the budget is reached.
+func (x *handoffMode) room() bool {
+	return x.hold.count < x.limit() || x.shed("max-held")
+}
+
+// starve stops watching the listeners for want of an idle child. A
+// connection that waits on l (readable: l was found readable with nothing
+// taken yet) is an overload now; otherwise fill counts one if it finds a
+// connection when a child is idle again: no system call to ask the queue
+// per connection of a saturated pool.
+func (x *handoffMode) starve(l *listener, readable bool) {
+	if readable {
 		x.p.overload(l)
 	}
 	x.starved = true
@@ -140,10 +164,15 @@ func (x *handoffMode) starve(l *listener, waiting bool) {
 // fill accepts for the children idle after the master stopped watching
 // the listeners for want of one, at once, in the turn that made them
 // idle: a saturated pool takes each next connection without watching the
-// listeners again. Once children stay idle it watches them again.
+// listeners again. A connection found so waited for a child: an overload.
+// Once children stay idle it watches the listeners again.
 func (x *handoffMode) fill() {
 	for _, l := range x.p.listeners {
+		held := x.p.stats.Held
 		x.accept(l, false)
+		if x.p.stats.Held != held {
+			x.p.overload(l)
+		}
 		if x.p.idle.len() == 0 {
 			return // starved again
 		}
@@ -234,19 +263,25 @@ func (x *handoffMode) close(i int) {
 		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
 	}
 	rawClose(x.hold.release(i))
-	if x.full && x.hold.count < x.p.cfg.MaxHeld {
+	if x.full && x.hold.count < x.limit() {
 		x.full = false
 		x.watch()
 	}
 }
 
-// park holds fd, given back by slot s (Keep) between two requests. While
-// the pool stops it is closed, as an idle keep-alive connection, unless its
-// next request is in already and children still take connections.
-func (x *handoffMode) park(s *slot, fd int) {
+// park holds fd, given back by slot s (Keep, accepted on listener):
+// between two requests, or (notReady) found not ready by a child that
+// screens. While the pool stops it is closed, as an idle connection, unless
+// its request is in already and children still take connections.
+func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
 	p := x.p
-	p.stats.Parked++
-	i := x.hold.add(fd, s.listener, p.now, true)
+	if notReady {
+		p.stats.Held++
+	} else {
+		p.stats.Parked++
+	}
+	x.room() // if every one held is ready, hold it anyway: it is here
+	i := x.hold.add(fd, listener, p.now, !notReady)
 	if p.stop == nil {
 		x.held(i)
 		return
@@ -269,14 +304,49 @@ func (x *handoffMode) expire() {
 		if i < 0 {
 			return
 		}
-		c := &x.hold.conns[i]
-		if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
-			x.answer408(c.fd)
-		}
 		p.stats.HoldTimeouts++
-		x.close(i)
+		x.end(i)
 	}
 }
+
+// end closes held connection i, not ready in time: with the http filter,
+// after 408 if part of a request came; silent and parked ones quietly.
+func (x *handoffMode) end(i int) {
+	c := &x.hold.conns[i]
+	if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
+		x.answer408(c.fd)
+	}
+	x.close(i)
+}
+
+// limit returns the most connections the master holds now (budget.go).
+func (x *handoffMode) limit() int {
+	n, _ := heldBudget(x.p.cfg, len(x.p.listeners), x.nofile)
+	return n
+}
+
+// shed makes room for one more connection: it ends the oldest held one
+// that is not ready (silent or part of a request first, parked keep-alive
+// ones last), as if it had timed out. It reports false if every one held
+// is ready. The first shed after a quiet spell is logged, with why.
+func (x *handoffMode) shed(why string) bool {
+	i := x.hold.shed()
+	if i < 0 {
+		return false
+	}
+	p := x.p
+	p.stats.Shed++
+	x.end(i)
+	if p.now.Sub(x.shedLog) >= shedLogEvery {
+		x.shedLog = p.now
+		p.log.Warn("shedding held connections", "event", "shed", "reason", why, "held", x.hold.count,
+			"max_held", x.limit(), "shed", p.stats.Shed)
+	}
+	return true
+}
+
+// shedLogEvery spaces the log lines of a master that sheds all the time.
+const shedLogEvery = 10 * time.Second
 
 // answer408 reads and drops what the client sent (so that the close does
 // not reset the connection before the answer is read), then writes 408,
@@ -294,10 +364,16 @@ func (x *handoffMode) answer408(fd int) {
 var response408 = []byte("HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nContent-Length: 16\r\n" +
 	"Connection: close\r\n\r\nRequest Timeout\n")
 
-// watch starts or stops watching the listeners: stopped while full,
-// stalled or starved, or once the pool stops.
+// accepts reports whether the master accepts connections itself: while a
+// child lives that takes only what is handed over. Children that screen
+// accept for themselves.
+func (x *handoffMode) accepts() bool { return x.screen.plain > 0 }
+
+// watch starts or stops watching the listeners: watched while the master
+// accepts, but not while full, stalled or starved; or to wake a quiet pool
+// (hush); never once the pool stops.
 func (x *handoffMode) watch() {
-	on := !x.full && !x.stalled && !x.starved && x.p.stop == nil
+	on := (x.accepts() && !x.full && !x.stalled && !x.starved || x.quiet) && x.p.stop == nil
 	for _, l := range x.p.listeners {
 		if l.armed == on {
 			continue
@@ -315,12 +391,20 @@ func (x *handoffMode) watch() {
 }
 
 // moved hands ready connections over when a child is idle, accepts for
-// it if the listeners wait for one (fill), and stops the pool at the hello
-// of a worker that cannot take them.
+// it if the listeners wait for one (fill), and abandons the generation of
+// a worker that cannot take them at its hello (abandon.go: the first
+// generation's stops the pool).
 func (x *handoffMode) moved(s *slot, from, to state, ev event) {
+	if ev == evHello && !s.caps.Has(protocol.CapHandoff) {
+		x.p.unfit(s, errNoHandoff(x.p.cfg, s))
+		return
+	}
+	plain := x.accepts()
+	x.screen.moved(s, from, to, ev)
+	if x.accepts() != plain {
+		x.watch()
+	}
 	switch {
-	case ev == evHello && !s.caps.Has(protocol.CapHandoff):
-		x.p.fail(errNoHandoff(x.p.cfg, s))
 	case to == idle && from != idle:
 		x.handOff()
 		if x.starved && x.p.idle.len() > 0 && x.p.stop == nil {
@@ -329,8 +413,8 @@ func (x *handoffMode) moved(s *slot, from, to state, ev event) {
 	}
 }
 
-// errNoHandoff is the error that stops a pool whose worker cannot take
-// connections handed over.
+// errNoHandoff is why a generation whose worker cannot take connections
+// handed over is abandoned (the first generation's stops the pool).
 func errNoHandoff(cfg Config, s *slot) error {
 	return &FieldError{Field: "accept-filter", Value: cfg.Filter,
 		Allowed: fmt.Sprintf("none for this worker: child %d (pid %d) does not take handed-off connections "+
@@ -343,6 +427,7 @@ func errNoHandoff(cfg Config, s *slot) error {
 // (moved does at once; this is the backstop).
 func (x *handoffMode) tick() {
 	x.expire()
+	x.screen.armNext()
 	if x.stalled {
 		x.stalled = false
 		x.watch()
@@ -353,8 +438,15 @@ func (x *handoffMode) tick() {
 	}
 }
 
-// hush: the listeners wake the loop already; quiet holds no connection.
-func (x *handoffMode) hush() {}
+// hush: while the master accepts, the listeners wake the loop already; with
+// children that screen, it watches them so that a connection on a quiet
+// pool wakes it (the stuck check), as in exclusive mode.
+func (x *handoffMode) hush() {
+	if !x.accepts() {
+		x.quiet = true
+		x.watch()
+	}
+}
 
 func (x *handoffMode) scale() { x.p.scale() }
 
@@ -385,15 +477,16 @@ func (x *handoffMode) wantReports() bool { return true }
 func (x *handoffMode) takesFDs() bool { return true }
 
 func (x *handoffMode) holdCounts() holdCounts {
-	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full}
+	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full, noFDs: x.stalled}
 }
 
 // heldInfo describes what is held at now, for a snapshot.
 func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	h := x.hold
-	in := &HeldInfo{Filter: h.filter.String(), Held: h.count, Ready: h.ready, Parked: h.parked, Max: x.p.cfg.MaxHeld}
+	in := &HeldInfo{Filter: h.filter.String(), Held: h.count, Ready: h.ready, Parked: h.parked, Max: x.limit()}
 	if t := h.oldest(); !t.IsZero() {
 		in.Oldest = max(now.Sub(t), 0)
 	}
+	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
 	return in
 }

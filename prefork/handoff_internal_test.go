@@ -24,7 +24,8 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
 	p.cfg.Filter, p.cfg.MaxChildren = f, max(n, 1)
 	p.mode, _ = newMode(p, protocol.Dispatch)
-	if _, ok := p.mode.(*handoffMode); !ok {
+	x, ok := p.mode.(*handoffMode)
+	if !ok {
 		t.Fatalf("filter %v in dispatch mode: got %T, want a handoffMode", f, p.mode)
 	}
 	p.table = p.mode.table()
@@ -32,6 +33,7 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		s := &slot{num: i, pidfd: -1, ch: -1, helloAt: p.now, state: idle, since: p.now, caps: protocol.CapHandoff}
 		p.slots = append(p.slots, s)
 		p.idle.add(i)
+		x.screen.hello(s) // children that take only what is handed over
 	}
 	poll, err := newPoller()
 	if err != nil {
@@ -194,46 +196,62 @@ func TestHoldTimeout(t *testing.T) {
 	}
 }
 
-// TestMaxHeld: beyond MaxHeld the master stops accepting and leaves
-// connections in the kernel's queue; it takes them again once one it held
-// has gone, and drops none.
+// TestMaxHeld: at MaxHeld the master sheds the oldest connection that is
+// not ready (here: after 408, as part of a request came) to take the next
+// one: a new client is always accepted, the listener stays watched, and
+// the shed one is counted.
 func TestMaxHeld(t *testing.T) {
-	p, _, addr := handoffPool(t, 1, acceptfilter.Data)
+	p, _, addr := handoffPool(t, 1, acceptfilter.HTTP)
 	p.cfg.MaxHeld = 2
 	var conns []net.Conn
-	for range 3 {
+	for i := range 3 {
 		c, err := net.Dial("tcp", addr.String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		c.Write([]byte("GET /part HTTP/1.1\r\n")) // part of a head: held, not ready
 		conns = append(conns, c)
+		turns(t, p, func() bool { return p.stats.Held == uint64(i+1) })
 	}
-	turns(t, p, func() bool { return handoffOf(p).hold.count == 2 && handoffOf(p).full })
-	if p.listeners[0].armed {
-		t.Errorf("full: listener still watched")
+	if x := handoffOf(p); x.hold.count != 2 || p.stats.Shed != 1 || x.full || !p.listeners[0].armed {
+		t.Errorf("held %d, shed %d, full %v, watching %v; want 2, 1, false, true", x.hold.count, p.stats.Shed, x.full, p.listeners[0].armed)
 	}
-	// The third reaches the accept queue when its TCP_DEFER_ACCEPT runs
-	// out, which may be a retransmission later than the other two.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		q, _ := queueDepth(p.listeners[0].FD)
-		if q == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("full: accept queue %d after 5s, want 1", q)
-		}
+	conns[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if got, _ := io.ReadAll(conns[0]); !strings.HasPrefix(string(got), "HTTP/1.1 408 ") {
+		t.Errorf("the oldest read %q, want a 408 (shed)", got)
 	}
-	// Which two the master holds is the kernel's order (TCP_DEFER_ACCEPT
-	// queues a silent connection when its handshake completes late), so
-	// close all three: the third is counted only if the master accepted it
-	// after a held one went.
-	for _, c := range conns {
-		c.Close()
+}
+
+// TestShedOrder: the holder sheds the oldest fresh connection that is not
+// ready, then the oldest parked one, never a ready one.
+func TestShedOrder(t *testing.T) {
+	t0 := time.Now()
+	tests := []struct {
+		name  string
+		conns []struct{ parked, ready bool }
+		want  int
+	}{
+		{"none", nil, -1},
+		{"oldest fresh", []struct{ parked, ready bool }{{false, false}, {false, false}}, 0},
+		{"fresh before an older parked", []struct{ parked, ready bool }{{true, false}, {false, false}}, 1},
+		{"parked when no fresh", []struct{ parked, ready bool }{{true, false}, {true, false}}, 0},
+		{"never a ready one", []struct{ parked, ready bool }{{false, true}, {true, false}}, 1},
+		{"all ready", []struct{ parked, ready bool }{{false, true}, {true, true}}, -1},
 	}
-	turns(t, p, func() bool { return handoffOf(p).hold.count == 0 && p.stats.HeldClosed == 3 })
-	if q, _ := queueDepth(p.listeners[0].FD); q != 0 {
-		t.Errorf("after a close: accept queue %d, want 0", q)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHolder(acceptfilter.HTTP)
+			for i, c := range tc.conns {
+				j := h.add(100+i, 0, t0.Add(time.Duration(i)*time.Second), c.parked)
+				if c.ready {
+					h.markReady(j)
+				}
+			}
+			if got := h.shed(); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
 

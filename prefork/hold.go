@@ -12,9 +12,11 @@ import (
 // child, or given back by a child between two requests (parked). Each is an
 // entry in one table, its fd in the loop's epoll set (edge-triggered: each
 // arrival of bytes is one event) while it is not ready. No goroutine or
-// timer per connection: the hold timeout walks one queue in order of age,
-// entries that left it are skipped where they are met (a sequence number
-// tells a reused entry).
+// timer per connection: the hold timeout walks two queues in order of age
+// (fresh connections, parked ones), entries that left them are skipped
+// where they are met (a sequence number tells a reused entry). The same
+// queues say which connection to shed when the master may hold no more:
+// the oldest fresh one that is not ready, else the oldest parked one.
 
 // kindHeld marks a held connection's events in the loop's set; the index is
 // its entry in the holder's table.
@@ -30,6 +32,7 @@ type heldConn struct {
 	ready    bool      // in the ready queue
 	parked   bool      // given back by a child (Keep), not ready yet
 	polled   bool      // registered in the loop's epoll set
+	stored   string    // its name in the store (store.go), "" if not stored
 }
 
 // heldRef names an entry in a queue; seq tells whether it is still the same
@@ -72,12 +75,15 @@ type holder struct {
 	filter acceptfilter.Filter
 	conns  []heldConn
 	free   []int
-	count  int // held now: waiting, ready and parked
-	parked int // of them, parked
-	ready  int // of them, ready for a child
-	byAge  refQueue
-	queue  refQueue // ready ones, in the order they became ready
-	peek   []byte   // acceptfilter.HeadLimit bytes, for every look
+	count  int         // held now: waiting, ready and parked
+	parked int         // of them, parked
+	ready  int         // of them, ready for a child
+	fresh  refQueue    // accepted (or given back not ready), in order of age
+	idle   refQueue    // parked, in order of age
+	queue  refQueue    // ready ones, in the order they became ready
+	peek   []byte      // acceptfilter.HeadLimit bytes, for every look
+	store  Store       // where held connections outlive the master (store.go)
+	stored storeCounts // the store's counters
 }
 
 func newHolder(f acceptfilter.Filter) *holder {
@@ -99,13 +105,16 @@ func (h *holder) add(fd, listener int, now time.Time, parked bool) int {
 	h.count++
 	if parked {
 		h.parked++
+		h.idle.push(heldRef{i, c.seq})
+	} else {
+		h.fresh.push(heldRef{i, c.seq})
 	}
-	h.byAge.push(heldRef{i, c.seq})
 	return i
 }
 
 // release forgets entry i and returns its fd, now the caller's.
 func (h *holder) release(i int) int {
+	h.unkeep(i)
 	c := &h.conns[i]
 	fd := c.fd
 	if c.ready {
@@ -139,8 +148,17 @@ const (
 )
 
 // look peeks at entry i's bytes (without reading them) and says whether the
-// filter finds it ready.
+// filter finds it ready. One not ready is stored (store.go), once.
 func (h *holder) look(i int) look {
+	got := h.peekAt(i)
+	if got == notYet {
+		h.keep(i)
+	}
+	return got
+}
+
+// peekAt is look without the store.
+func (h *holder) peekAt(i int) look {
 	c := &h.conns[i]
 	n, err := rawPeek(c.fd, h.peek)
 	switch {
@@ -189,33 +207,56 @@ func (h *holder) takeReady() { h.queue.pop() }
 // expired returns the oldest entry held since before cutoff and not ready
 // (a ready one waits for a child, not for its client), or -1.
 func (h *holder) expired(cutoff time.Time) int {
+	i := h.oldestWaiting()
+	if i < 0 || h.conns[i].since.After(cutoff) {
+		return -1 // the oldest is young enough, so are the others
+	}
+	return i
+}
+
+// oldestWaiting returns the entry not ready that was held longest, or -1.
+func (h *holder) oldestWaiting() int {
+	f, p := h.waiting(&h.fresh), h.waiting(&h.idle)
+	if f < 0 || p >= 0 && h.conns[p].since.Before(h.conns[f].since) {
+		return p
+	}
+	return f
+}
+
+// shed returns the entry to close when no more may be held: the oldest
+// fresh one not ready (silent, or part of a request), else the oldest
+// parked one; -1 if every entry is ready (it waits for a child, not for
+// its client).
+func (h *holder) shed() int {
+	if i := h.waiting(&h.fresh); i >= 0 {
+		return i
+	}
+	return h.waiting(&h.idle)
+}
+
+// waiting returns the oldest entry of q that is held and not ready, or -1,
+// dropping from q's front the entries that left it or became ready.
+func (h *holder) waiting(q *refQueue) int {
 	for {
-		r, ok := h.byAge.front()
+		r, ok := q.front()
 		if !ok {
 			return -1
 		}
-		c := h.live(r)
-		switch {
-		case c != nil && !c.ready && !c.since.After(cutoff):
+		if c := h.live(r); c != nil && !c.ready {
 			return r.index
-		case c != nil && !c.ready:
-			return -1 // the oldest is young enough, so are the others
 		}
-		h.byAge.pop()
+		q.pop()
 	}
 }
 
 // oldest returns when the oldest connection held was accepted or parked,
 // zero with none.
 func (h *holder) oldest() time.Time {
-	for {
-		r, ok := h.byAge.front()
-		if !ok {
-			return time.Time{}
+	var t time.Time
+	for _, i := range [2]int{h.oldestWaiting(), h.nextReady()} {
+		if i >= 0 && (t.IsZero() || h.conns[i].since.Before(t)) {
+			t = h.conns[i].since
 		}
-		if c := h.live(r); c != nil {
-			return c.since
-		}
-		h.byAge.pop()
 	}
+	return t
 }

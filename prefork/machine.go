@@ -136,17 +136,21 @@ var dispatchTable = newTable(protocolRules, []rule{
 	{[]state{busy}, evIdle, idle},
 })
 
-// handoffTable is dispatch mode under an accept filter (handoff.go): the
+// handoffRules are dispatch mode under an accept filter (handoff.go): the
 // master accepts and hands connections over (C); a child may give one back
 // (K) before its I.
-var handoffTable = newTable(protocolRules, []rule{
+var handoffRules = []rule{
 	{[]state{greeted}, evIdle, idle},
 	{[]state{idle}, evHandoff, ordered},
 	{[]state{ordered}, evBusy, busy},
 	{[]state{ordered}, evIdle, idle}, // it closed the connection at once
 	{[]state{busy}, evKeep, stay},
 	{[]state{busy}, evIdle, idle},
-})
+}
+
+// filterTable is dispatch mode under an accept filter: the handoff rules,
+// and those of children that accept by themselves (screenRules, screen.go).
+var filterTable = newTable(protocolRules, handoffRules, screenRules)
 
 var exclusiveTable = newTable(protocolRules, []rule{
 	{[]state{greeted}, evIdle, standby},

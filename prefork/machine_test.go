@@ -19,7 +19,7 @@ var modeTables = []struct {
 	table *table
 }{
 	{"Dispatch", protocol.Dispatch, dispatchTable},
-	{"Handoff", protocol.Dispatch, handoffTable},
+	{"Filter", protocol.Dispatch, filterTable},
 	{"Exclusive", protocol.Exclusive, exclusiveTable},
 	{"Shared", protocol.Shared, sharedTable},
 }
@@ -64,7 +64,7 @@ func TestMessageTransitions(t *testing.T) {
 					switch m.table {
 					case exclusiveTable:
 						p, _ = armPool(t, 1)
-					case handoffTable:
+					case filterTable:
 						p, _, _ = handoffPool(t, 1, acceptfilter.HTTP)
 					}
 					s := p.slots[0]
@@ -112,9 +112,10 @@ func TestMasterTransitions(t *testing.T) {
 		{dispatchTable, idle, evOrder, ordered, true},
 		{dispatchTable, busy, evOrder, busy, false},
 		{dispatchTable, idle, evHandoff, idle, false},
-		{handoffTable, idle, evHandoff, ordered, true},
-		{handoffTable, busy, evHandoff, busy, false},
-		{handoffTable, idle, evOrder, idle, false},
+		{filterTable, idle, evHandoff, ordered, true},
+		{filterTable, busy, evHandoff, busy, false},
+		{filterTable, idle, evOrder, moving, true}, // a screening child: register
+		{filterTable, ordered, evOrder, ordered, false},
 		{exclusiveTable, standby, evOrder, ordered, true},
 		{exclusiveTable, idle, evOrder, moving, true},
 		{exclusiveTable, busy, evOrder, busy, false},

@@ -49,9 +49,13 @@ func TestMain(m *testing.M) {
 //	stubborn slow echo that ignores SIGQUIT
 //	allgarbage  every child sends garbage after hello
 //	nohello     every child stays silent
-//	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request
+//	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request, and says its RSS
 //	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
+//	keephttp3   keephttp as a worker of protocol revision 3 does it: under a filter, the master accepts for it
 //	nohandoff   says hello without the handoff capability, then waits
+//	flood       HTTP/1.0, one request per connection; /flood sends R reports nonstop first (reports_test.go)
+//	spawner     echo that starts a grandchild for "spawn" and "spawn-listener" (leftovers_test.go)
+//	blackhole   not a worker: a grandchild that accepts on fd 3 and answers nothing (leftovers_test.go)
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
@@ -74,9 +78,21 @@ func runTestWorker(name string) int {
 		time.Sleep(time.Hour)
 		return 0
 	case "leak":
-		err = worker.Serve(context.Background(), leak(echo(delay)))
+		err = worker.Serve(context.Background(), leakEcho())
+	case "flood":
+		// master-first (revision 3): the child is busy from the master's C
+		// on, so the raw R it floods with fit its state
+		os.Setenv(protocol.EnvProtocol, "3")
+		err = worker.ServeKeepFD(context.Background(), floodHTTP())
 	case "keephttp":
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
+	case "keephttp3":
+		os.Setenv(protocol.EnvProtocol, "3") // the library then says hello without CapScreen, as it did at revision 3
+		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
+	case "spawner":
+		err = worker.Serve(context.Background(), spawner())
+	case "blackhole":
+		return blackhole()
 	case "nohandoff":
 		return misbehave(name)
 	case "garbage", "hang":

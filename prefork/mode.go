@@ -53,8 +53,9 @@ type holding interface {
 	// heldEvent: bytes arrived on held connection i (kindHeld), or its
 	// client closed (or half-closed) it: closed.
 	heldEvent(i int, closed bool)
-	// park takes fd, a connection slot s gave back (Keep).
-	park(s *slot, fd int)
+	// park takes fd, a connection slot s gave back (Keep), accepted on
+	// listener; notReady: found not ready by a child that screens.
+	park(s *slot, fd, listener int, notReady bool)
 	// holdCounts returns what is held now, cheaply, for the tick.
 	holdCounts() holdCounts
 	// heldInfo describes what is held at now for a snapshot, or returns
@@ -66,7 +67,8 @@ type holding interface {
 type holdCounts struct {
 	held  int  // held or parked: they time out, so the pool is not quiet
 	ready int  // of them, ready with no idle child: the scaler's demand
-	full  bool // MaxHeld held: the kernel queues the rest, by design
+	full  bool // as many held as the budget allows, all ready: the kernel queues the rest, by design
+	noFDs bool // the master is out of fds with nothing to shed: it accepts again at the next tick
 }
 
 // holdsNone is the holding of a mode that holds no connection.
@@ -77,9 +79,9 @@ func (holdsNone) heldEvent(int, bool)          {}
 func (holdsNone) holdCounts() holdCounts       { return holdCounts{} }
 func (holdsNone) heldInfo(time.Time) *HeldInfo { return nil }
 
-// park closes fd; it is not reached: only handoffTable has a Keep
+// park closes fd; it is not reached: only filterTable has a Keep
 // transition.
-func (holdsNone) park(_ *slot, fd int) { unix.Close(fd) }
+func (holdsNone) park(_ *slot, fd, _ int, _ bool) { unix.Close(fd) }
 
 // newMode returns the acceptMode of cfg.Mode for p. It is the one place the
 // mode is decided.
@@ -87,7 +89,7 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	switch m {
 	case protocol.Dispatch:
 		if p.cfg.holds() {
-			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter)}, nil
+			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter), screen: newScreening(p)}, nil
 		}
 		return &dispatchMode{p: p}, nil
 	case protocol.Exclusive:

@@ -37,7 +37,8 @@ type Pool struct {
 	nextTick        time.Time
 	lastScale       time.Time
 	lastOverloadLog time.Time
-	gen             int
+	gen             int // the current generation (generation.go)
+	issued          int // the highest generation started: an abandoned one is not reused
 	ramp            int
 	replace         int                          // children that died unasked since the last scale
 	settled         bool                         // the last scale decided nothing (quiet.go)
@@ -48,9 +49,13 @@ type Pool struct {
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set
 	ready           *readiness // the current generation's start children
+	prev            *previous  // the generation a reload replaced (abandon.go)
+	abandoned       *Abandoned // the last generation abandoned, for snapshots
 	stop            *stopping  // nil until Run's context is done
 	mem             memory     // control groups and OOM counter (memory.go)
 	pre             preload    // zygotes, under Config.Preload (zygote.go)
+	store           Store      // where held connections outlive the master (store.go)
+	takenBack       []Stored   // taken back from the store, held at Run's start
 
 	callMu  sync.Mutex
 	calls   []func()
@@ -132,6 +137,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	stopWake := context.AfterFunc(ctx, p.wakeUp)
 	defer stopWake()
 	p.now = time.Now()
+	p.adoptStored()
 	p.startGeneration()
 	for {
 		if err := p.turn(ctx); err != nil {
@@ -230,6 +236,7 @@ func (p *Pool) turn(ctx context.Context) error {
 	if !p.now.Before(p.nextTick) {
 		p.tick()
 	}
+	p.ready.check(p)
 	p.drainChildren()
 	p.armReports()
 	return p.fatal

@@ -350,7 +350,7 @@ func TestReloadIntoCrashBacksOff(t *testing.T) {
 	cfg.StartChildren, cfg.MaxChildren = 3, 6
 	p := startPool(t, cfg, "slow", "ACTD_TEST_DELAY=20ms")
 	crashing := cfg
-	crashing.StartTimeout = 300 * time.Millisecond
+	crashing.StartTimeout = time.Minute // not abandoned (abandon.go) while the test looks
 	crashing.Program = p.program
 	crashing.Program.Env = slices.DeleteFunc(slices.Clone(p.program.Env), func(kv string) bool {
 		return strings.HasPrefix(kv, envWorker+"=")

@@ -12,7 +12,7 @@ import "time"
 // quiet reports whether nothing but pings needs the next tick.
 func (p *Pool) quiet() bool {
 	if p.stop != nil || !p.settled || p.backoff.failures > 0 || p.replace > 0 ||
-		p.ready == nil || !isClosed(p.ready.ch) {
+		p.ready == nil || !p.ready.done {
 		return false
 	}
 	if !p.pre.settled(p.cfg.Preload) {

@@ -118,8 +118,15 @@ func rawRecvFD(fd int, b []byte) (n, got int, err error) {
 	if msg.Controllen > 0 {
 		got = firstFD(oob[:msg.Controllen])
 	}
+	if got < 0 && msg.Flags&unix.MSG_CTRUNC != 0 {
+		got = fdLost
+	}
 	return int(r), got, nil
 }
+
+// fdLost is rawRecvFD's descriptor when one was sent but the master could
+// not take it (out of file descriptors: the kernel drops it).
+const fdLost = -2
 
 // firstFD returns the first descriptor in a control message buffer, or -1,
 // and closes any others.

@@ -1,5 +1,12 @@
 package prefork
 
+import (
+	"slices"
+	"time"
+
+	"github.com/actd/actd/protocol"
+)
+
 // The children's reports (their back-channels) sit in an epoll set of their
 // own, nested in the loop's set. In dispatch mode the master reads them when
 // it needs them (before it picks a child for a connection, at every tick,
@@ -15,6 +22,16 @@ package prefork
 //
 // What waits is read within a tick period at most, so a B can be seen that
 // much late: --busy-timeout counts from when the master read it.
+//
+// A child that sends more than chattyReports request reports (R) in a row,
+// with no other message between, is muted: its channel stays in the set
+// but no longer wakes the loop, and every harvest reads at most
+// harvestRounds of its messages, as for any other child. Its next message
+// of another kind (I, K, B, S) unmutes it. A busy child sending R nonstop
+// so costs the master a few reads per harvest instead of its whole core
+// (where the reports are armed: always under an accept filter); a
+// legitimate one (a keep-alive stream reported request by request) has
+// its I or K read at the next harvest, a tick at most, instead of at once.
 
 // kindReports marks the nested set's event in the loop's set.
 const kindReports kind = kindTimer + 1
@@ -23,13 +40,23 @@ const kindReports kind = kindTimer + 1
 // channel that has one, so a chatty child cannot hold the loop.
 const harvestRounds = 4
 
+// chattyReports is how many R in a row mute a child: far more than a
+// request report per request of a keep-alive stream sends between a
+// master's reads (the libraries send one for a request that lasts 5 ms),
+// far fewer than a flood's.
+const chattyReports = 64
+
 // reports is the nested set of back-channels.
 type reports struct {
 	poll       *poller
-	armed      bool // its readiness wakes the loop
-	harvesting bool // a harvest is running (messages may dispatch, which harvests)
-	fresh      bool // harvested in this turn of the loop
-	starting   bool // a child may be starting: seen at the last tick or spawned since
+	armed      bool      // its readiness wakes the loop
+	harvesting bool      // a harvest is running (messages may dispatch, which harvests)
+	fresh      bool      // harvested in this turn of the loop
+	starting   bool      // a child may be starting: seen at the last tick or spawned since
+	chatter    []int     // by slot: R read in a row; past chattyReports, muted
+	muted      []int     // slots whose channel does not wake the loop
+	mutes      int       // children muted since the start
+	mutedLog   time.Time // when a mute was last logged (one line per overloadLogEvery)
 }
 
 // setupReports makes the nested set and registers it, armed, in the loop's.
@@ -61,9 +88,73 @@ func (p *Pool) harvest() {
 		for _, ev := range events {
 			p.readChannel(p.slots[ev.Pad])
 		}
-		if len(events) == 0 {
+		read := p.readMuted()
+		if len(events) == 0 && !read {
 			return
 		}
+	}
+}
+
+// readMuted reads one message from every muted child that has one, and
+// reports whether it read any.
+func (p *Pool) readMuted() bool {
+	read := false
+	for _, n := range slices.Clone(p.reports.muted) { // reading may unmute
+		read = p.readChannel(p.slots[n]) || read
+	}
+	return read
+}
+
+// countChatter counts message type t from slot s for the chatter rule: an R more,
+// or anything else, which ends the run and unmutes s.
+func (p *Pool) countChatter(s *slot, t protocol.Type) {
+	r := &p.reports
+	if len(r.chatter) < len(p.slots) {
+		r.chatter = slices.Grow(r.chatter, len(p.slots)-len(r.chatter))[:len(p.slots)]
+	}
+	if t != protocol.Request {
+		r.chatter[s.num] = 0
+		p.mute(s, false)
+		return
+	}
+	if r.chatter[s.num]++; r.chatter[s.num] > chattyReports {
+		p.mute(s, true)
+	}
+}
+
+// mute takes slot s's channel out of the loop's wakeups (on) or puts it
+// back. A mute is logged, at most once per overloadLogEvery for the pool.
+func (p *Pool) mute(s *slot, on bool) {
+	r := &p.reports
+	i := slices.Index(r.muted, s.num)
+	if on == (i >= 0) || s.ch < 0 {
+		return
+	}
+	var events uint32
+	if on {
+		if r.mutes++; p.now.Sub(r.mutedLog) >= overloadLogEvery {
+			r.mutedLog = p.now
+			p.log.Warn("child floods its back-channel with request reports: read at each harvest only",
+				"event", "chatty", "slot", s.num, "pid", s.pid, "reports", r.chatter[s.num], "mutes", r.mutes)
+		}
+		r.muted = append(r.muted, s.num)
+	} else {
+		events = eventIn
+		r.muted = slices.Delete(r.muted, i, i+1)
+	}
+	if err := r.poll.arm(s.ch, events, kindChannel, s.num); err != nil {
+		p.log.Error("watch back-channel", "slot", s.num, "err", err)
+	}
+}
+
+// dropChatter drops slot s from the chatter rule: its channel is closing.
+func (p *Pool) dropChatter(s *slot) {
+	r := &p.reports
+	if i := slices.Index(r.muted, s.num); i >= 0 {
+		r.muted = slices.Delete(r.muted, i, i+1)
+	}
+	if s.num < len(r.chatter) {
+		r.chatter[s.num] = 0
 	}
 }
 

@@ -18,6 +18,7 @@ type Stats struct {
 	Recycled    uint64    `json:"recycled"`        // children retired after --max-conn-per-child
 	MemRecycled uint64    `json:"memory_recycled"` // children retired over --max-child-memory
 	OOMKilled   uint64    `json:"oom_killed"`      // children killed by the kernel's OOM killer
+	Orphans     uint64    `json:"orphans_killed"`  // processes a child left in its cgroup, killed as it was reaped (leftovers.go)
 	Overloads   uint64    `json:"overloads"`       // times a connection waited with no idle child
 	Garbage     uint64    `json:"garbage"`         // children killed for a bad message
 	PingsFailed uint64    `json:"pings_failed"`    // pings not answered in time
@@ -28,9 +29,11 @@ type Stats struct {
 	Turns       uint64    `json:"turns"`           // times the master loop woke up
 
 	// Under an accept filter (handoff.go):
+	Held         uint64 `json:"held,omitempty"`          // connections held from their start: accepted by the master, or given to it not ready (K) by a child that screens
 	Handoffs     uint64 `json:"handoffs,omitempty"`      // connections handed to a child (C)
 	HoldTimeouts uint64 `json:"hold_timeouts,omitempty"` // held connections closed after --hold-timeout
 	HeldClosed   uint64 `json:"held_closed,omitempty"`   // held connections the client closed first
+	Shed         uint64 `json:"shed,omitempty"`          // held connections closed to make room (max-held, out of fds)
 	Parked       uint64 `json:"parked,omitempty"`        // keep-alive connections given back by a child (K)
 
 	servedAtTick uint64
@@ -67,6 +70,11 @@ type HeldInfo struct {
 	Parked int           `json:"parked"` // of them, given back by a child
 	Oldest time.Duration `json:"oldest"` // how long the oldest has been held (or parked)
 	Max    int           `json:"max"`    // --max-held
+	// With a store (store.go): connections in it now, kept so far, and
+	// Keep or Remove errors.
+	Stored      int    `json:"stored,omitempty"`
+	StoredTotal uint64 `json:"stored_total,omitempty"`
+	StoreFailed uint64 `json:"store_failed,omitempty"`
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.
@@ -90,8 +98,9 @@ type Snapshot struct {
 	Stats      Stats          `json:"stats"`
 	Listeners  []ListenerInfo `json:"listeners"`
 	Slots      []SlotInfo     `json:"slots"`
-	Held       *HeldInfo      `json:"held,omitempty"`   // under an accept filter in dispatch mode
-	Zygote     *ZygoteInfo    `json:"zygote,omitempty"` // under --preload (zygote.go)
+	Held       *HeldInfo      `json:"held,omitempty"`      // under an accept filter in dispatch mode
+	Zygote     *ZygoteInfo    `json:"zygote,omitempty"`    // under --preload (zygote.go)
+	Abandoned  *Abandoned     `json:"abandoned,omitempty"` // the last reload's generation given up (abandon.go)
 
 	pingFailing bool
 }
@@ -116,7 +125,7 @@ func (p *Pool) snapshot() Snapshot {
 	now := time.Now()
 	s := Snapshot{Mode: p.cfg.Mode.String(), Generation: p.gen, Max: p.cfg.MaxChildren,
 		Failures: p.backoff.failures, LastExit: p.backoff.lastExit,
-		Ready: p.ready != nil && isClosed(p.ready.ch), Stopping: p.stop != nil, Taken: now, Stats: p.stats}
+		Ready: p.ready != nil && p.ready.done, Stopping: p.stop != nil, Taken: now, Stats: p.stats}
 	if p.backoff.failures > 0 {
 		s.RetryIn = max(p.backoff.notBefore.Sub(now), 0)
 	}
@@ -139,6 +148,7 @@ func (p *Pool) snapshot() Snapshot {
 	}
 	s.Held = p.mode.heldInfo(now)
 	s.Zygote = p.zygoteInfo()
+	s.Abandoned = p.abandoned
 	return s
 }
 

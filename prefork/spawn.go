@@ -39,6 +39,9 @@ func childEnv(cfg Config, listeners []*listener) []string {
 	if cfg.Mode.SpeaksProtocol() {
 		env = append(env, protocol.EnvChannelFD+"="+strconv.Itoa(protocol.ChannelFD(len(listeners))))
 	}
+	if cfg.holds() { // children that screen (protocol.CapScreen) apply its rule
+		env = append(env, protocol.EnvFilter+"="+cfg.Filter.String())
+	}
 	return env
 }
 

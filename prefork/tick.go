@@ -176,12 +176,18 @@ func (p *Pool) poolState() scaleState {
 
 // queued returns the connections waiting on the listeners beyond the
 // orders already sent for them.
+// A queue the master cannot accept from for want of its own fds is no
+// demand: more children would only take more of them.
 func (p *Pool) queued() int {
-	n := 0
+	hc := p.mode.holdCounts()
+	n := hc.ready // held, ready, no idle child yet
+	if hc.noFDs {
+		return n
+	}
 	for _, l := range p.listeners {
 		n += max(l.queue-l.orders, 0)
 	}
-	return n + p.mode.holdCounts().ready // held, ready, no idle child yet
+	return n
 }
 
 // measureQueues reads every listener's accept-queue length once per tick,
@@ -233,8 +239,8 @@ func (p *Pool) checkStuck() {
 			}
 		}
 	}
-	if p.mode.holdCounts().full {
-		stuck = false // the kernel queues what the master, full, will not hold: by design
+	if hc := p.mode.holdCounts(); hc.full || hc.noFDs {
+		stuck = false // the kernel queues what the master, full or out of fds, will not hold: not the pool's fault
 	}
 	p.stats.Stuck = stuck && p.stats.stuckTicks > 0
 	if stuck {

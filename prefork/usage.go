@@ -10,11 +10,15 @@ import (
 
 // usage is what a child costs the machine: its resident memory and the CPU
 // time it has used, both from one read of /proc/PID/stat (docs/operations.md,
-// "Memory": why RSS and not PSS, and what the read costs).
+// "Memory": why RSS and not PSS, and what the read costs), with when it was
+// read and how the memory grows per connection.
 type usage struct {
 	memory uint64        // bytes resident (RSS)
 	cpu    time.Duration // user + system
 	ok     bool          // read at least once
+
+	at    time.Time // when it was read
+	trend trend     // how it grows per connection (memory.go)
 }
 
 // userHZ is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on every

@@ -86,7 +86,8 @@ type preload struct {
 	restarts  uint64
 }
 
-// errNoFork is the error that stops a pool whose zygote cannot fork.
+// errNoFork is why a generation whose zygote cannot fork is abandoned
+// (abandon.go; the first generation's stops the pool).
 func errNoFork(z *zygote, caps protocol.Caps) error {
 	return &FieldError{Field: "preload", Value: true,
 		Allowed: fmt.Sprintf("false for this worker: its zygote (pid %d) says hello without the fork capability "+
@@ -257,7 +258,7 @@ func (p *Pool) zygoteMessage(id int) {
 	case m.Type != protocol.Hello || z.state != zygoteStarting:
 		err = fmt.Errorf("%w: %v from a zygote %v", protocol.ErrGarbage, m.Type, z.state)
 	case !protocol.Caps(m.Listener).Has(protocol.CapFork):
-		p.fail(errNoFork(z, protocol.Caps(m.Listener)))
+		p.abandon(errNoFork(z, protocol.Caps(m.Listener))) // z is the current generation's: it starts
 		return
 	default:
 		z.state = zygoteReady

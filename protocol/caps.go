@@ -15,7 +15,10 @@ import (
 //	   from workers that announce CapHandoff (accept filters); Fork, with
 //	   the new child's back-channel, to a zygote that announces CapFork
 //	   (preload)
-const Version = 3
+//	4  CapScreen: under an accept filter (EnvFilter), a worker that
+//	   announces it accepts by itself, as in exclusive mode, and gives the
+//	   master (Keep, from any state) only what the filter finds not ready
+const Version = 4
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
 // A revision-1 worker sends 0 there, and gets revision-1 messages only.
@@ -32,10 +35,16 @@ const (
 	// CapFork: the worker, started as a zygote (EnvRole), loads the
 	// application once and forks a child on each Fork order (preload).
 	CapFork
+	// CapScreen: under an accept filter (EnvFilter set, revision 4), the
+	// worker accepts by itself, registered as in exclusive mode on the
+	// master's Accept orders, applies the filter's readiness rule to what
+	// it accepted, serves what is ready and gives the rest back (Keep).
+	// Announced with CapHandoff only.
+	CapScreen
 )
 
 // capNames names each capability, in bit order.
-var capNames = []string{"handoff", "fork"}
+var capNames = []string{"handoff", "fork", "screen"}
 
 // Has reports whether c includes every capability in want.
 func (c Caps) Has(want Caps) bool { return c&want == want }

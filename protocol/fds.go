@@ -11,14 +11,15 @@ func ChannelFD(n int) int { return FirstListenerFD + n }
 
 // Environment variables the master sets for every child.
 const (
-	EnvProtocol      = "ACTD_PROTOCOL"    // the revision the master speaks, Version
-	EnvChannelFD     = "ACTD_CHANNEL_FD"  // back-channel fd; absent in shared mode
-	EnvMode          = "ACTD_ACCEPT_MODE" // dispatch, exclusive or shared
-	EnvSlot          = "ACTD_SLOT"        // the child's slot number
-	EnvListenFDs     = "LISTEN_FDS"       // number of listeners
-	EnvListenFDNames = "LISTEN_FDNAMES"   // listener names, colon-separated
-	EnvListenPID     = "LISTEN_PID"       // set by the child itself before it execs a worker
-	EnvRole          = "ACTD_ROLE"        // RoleZygote for the zygote under --preload; absent for a child that serves
+	EnvProtocol      = "ACTD_PROTOCOL"      // the revision the master speaks, Version
+	EnvChannelFD     = "ACTD_CHANNEL_FD"    // back-channel fd; absent in shared mode
+	EnvMode          = "ACTD_ACCEPT_MODE"   // dispatch, exclusive or shared
+	EnvSlot          = "ACTD_SLOT"          // the child's slot number
+	EnvListenFDs     = "LISTEN_FDS"         // number of listeners
+	EnvListenFDNames = "LISTEN_FDNAMES"     // listener names, colon-separated
+	EnvListenPID     = "LISTEN_PID"         // set by the child itself before it execs a worker
+	EnvRole          = "ACTD_ROLE"          // RoleZygote for the zygote under --preload; absent for a child that serves
+	EnvFilter        = "ACTD_ACCEPT_FILTER" // data or http: the accept filter of a dispatch-mode pool; absent without one
 )
 
 // RoleZygote is EnvRole's value for the process that loads the application
@@ -30,7 +31,7 @@ const RoleZygote = "zygote"
 // own environment: systemd's, which are the master's, and the ones above,
 // which the master sets afresh.
 var MasterEnv = []string{
-	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
+	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "FDSTORE",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
-	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole,
+	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter,
 }

@@ -134,6 +134,11 @@ func Since(t Type) int {
 // children to order. A worker may treat it as a plain order.
 const KeepAccepting uint32 = 1
 
+// NotReady is the Value of a Keep for a connection the child accepted
+// itself and found not ready (CapScreen): the master holds it as one it
+// accepted. 0: a keep-alive connection between two requests (parked).
+const NotReady uint32 = 1
+
 // KeepAcceptingBatch is the most connections a child accepts under one
 // KeepAccepting order, the first included; then it reports Idle and reads
 // its back-channel again. It should also stop after a while (the Go worker

@@ -3,6 +3,7 @@
 //	actd [flags] [-- COMMAND [ARGS...]]      run a pool
 //	actd [flags] /path/to/COMMAND [ARGS...]  the same: a path needs no --
 //	actd status [--json] [NAME]              scoreboard of a running pool
+//	actd reload [NAME]                       reload; wait until the new generation serves alone
 //	actd check-config FILE                   validate a config file
 //	actd version                             also --version
 //	actd help                                also --help, -h
@@ -46,7 +47,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"status", "[--json] [--control-socket PATH] [NAME]", "print the scoreboard of a running pool", runStatus},
-		{"reload", "[--control-socket PATH] [NAME]", "reload a running pool and wait until the new generation serves (or say why not)", runReload},
+		{"reload", "[--control-socket PATH] [NAME]", "reload a running pool; wait until the new generation serves alone (old children exited or finishing their last connection), or say why not", runReload},
 		{"check-config", "FILE", "check a config file as a start would, run nothing", runCheckConfig},
 		{"version", "", "print the version (also --version)", runVersion},
 	}

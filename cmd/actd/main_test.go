@@ -24,7 +24,8 @@ import (
 const (
 	envAsActd = "ACTD_TEST_AS_ACTD"
 	lazyArg   = "lazy-worker"
-	failArg   = "failing-worker" // exits 1 at once
+	failArg   = "failing-worker"    // exits 1 at once
+	oldArg    = "revision-1-worker" // hello without capabilities (reload_test.go)
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(lazyWorker())
 	case len(os.Args) == 2 && os.Args[1] == failArg:
 		os.Exit(1)
+	case len(os.Args) == 2 && os.Args[1] == oldArg:
+		os.Exit(revision1Worker())
 	case os.Getenv(envAsActd) != "":
 		os.Exit(run(os.Args[1:]))
 	}

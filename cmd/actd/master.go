@@ -32,6 +32,7 @@ type master struct {
 	started  time.Time    // for process_start_time_seconds
 	control  net.Listener // the control socket, or nil
 	metrics  net.Listener // --metrics-listen, or nil
+	fdStore  *fdStore     // systemd's fd store for held connections, or nil (fdstore.go)
 	stopPool context.CancelFunc
 
 	mu  sync.Mutex // guards cfg; serialises starting reloads
@@ -101,7 +102,7 @@ func errnoOf(err error) syscall.Errno {
 // for no socket or a bad setting, 71 when the system refuses a socket (an
 // address in use, a control socket directory that does not exist).
 func (m *master) start() (int, error) {
-	socks, err := activation.Sockets(m.cfg.Listen)
+	socks, stored, err := activation.SocketsWithStored(m.cfg.Listen)
 	if errors.Is(err, activation.ErrNoSockets) {
 		return exitConfig, fmt.Errorf("listen: no socket from systemd (LISTEN_FDS) and no --listen address")
 	}
@@ -115,8 +116,10 @@ func (m *master) start() (int, error) {
 	m.pool, err = prefork.New(poolConfig(m.cfg), ls, m.log)
 	if err != nil {
 		activation.Close(socks)
+		dropStored(stored)
 		return exitConfig, err
 	}
+	m.fdStore = useFDStore(m.pool, stored, m.log)
 	m.snaps = &snapshots{take: m.pool.Snapshot, every: snapshotEvery}
 	m.report = newReporter(m.pool, notify.NewStatusCoalescer(m.notifier, notify.DefaultStatusPeriod, m.log))
 	return m.listenSide()

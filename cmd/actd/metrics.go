@@ -135,6 +135,7 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
 	mw.counter("memory_recycled", "Children retired over --max-child-memory.", s.Stats.MemRecycled)
 	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
+	mw.counter("orphans_killed", "Processes a child left in its cgroup, killed as it was reaped.", s.Stats.Orphans)
 	writeChildMetrics(mw, s.Slots)
 	if s.Held != nil {
 		writeHeldMetrics(mw, s)
@@ -160,9 +161,11 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	mw.sample(name, h.Parked, "state", "parked")
 	mw.gauge("held_max", "The --max-held setting.", h.Max)
 	mw.gauge("held_oldest_seconds", "How long the oldest held connection has been held.", h.Oldest.Seconds())
+	mw.counter("held_new", "Connections the master held from their start: accepted by itself, or given to it not ready by a child.", s.Stats.Held)
 	mw.counter("handoffs", "Connections handed to a child by the master.", s.Stats.Handoffs)
 	mw.counter("hold_timeouts", "Held connections closed after --hold-timeout.", s.Stats.HoldTimeouts)
 	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
+	mw.counter("shed", "Held connections ended to make room for new ones (hold limit, out of fds).", s.Stats.Shed)
 	mw.counter("parked", "Keep-alive connections children gave back to the master.", s.Stats.Parked)
 }
 

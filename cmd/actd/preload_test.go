@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// TestPreloadNeedsFork: under --preload a worker whose zygote says hello
-// without the fork capability stops actd at start with exit status 78 and
-// a message naming the fix, rather than a pool that waits for forks
-// forever: the built-in Go handler (Go cannot fork) and a revision-1
-// Python worker.
+// TestPreloadNeedsFork: under --preload a worker whose zygote cannot fork
+// stops actd at start with exit status 78 and a message naming the fix,
+// rather than a pool that waits for forks forever: the built-in Go handler
+// (Go cannot fork: refused with the configuration) and a revision-1 Python
+// worker (its zygote's hello lacks the fork capability).
 func TestPreloadNeedsFork(t *testing.T) {
 	python, pyErr := exec.LookPath("python3")
 	for _, tc := range []struct {

@@ -11,10 +11,10 @@ import (
 	"github.com/actd/actd/prefork"
 )
 
-// pendingReload is a generation started by a reload, until it is ready.
+// pendingReload is a generation started by a reload, until it serves alone.
 type pendingReload struct {
 	gen     int             // the generation Reload started
-	ready   <-chan struct{} // closed when it is ready, StartTimeout passed, or a later reload superseded it
+	ready   <-chan struct{} // closed when it serves alone, was abandoned, or a later reload superseded it
 	want    int             // its start-children
 	timeout time.Duration   // its start-timeout
 	kept    []string        // settings that need a restart, kept at their running values
@@ -26,9 +26,11 @@ func (r pendingReload) wait() <-chan struct{} { return r.ready }
 // reloadReply is the control socket's answer to "reload", as JSON.
 type reloadReply struct {
 	Generation int    `json:"generation,omitempty"`
-	Children   int    `json:"children,omitempty"` // of the new generation, up (said hello)
+	Children   int    `json:"children,omitempty"`  // of the new generation, up (said hello)
+	Finishing  int    `json:"finishing,omitempty"` // older children finishing their last connection
 	Error      string `json:"error,omitempty"`
-	Key        string `json:"key,omitempty"` // the setting at fault, for a bad configuration
+	Key        string `json:"key,omitempty"`     // the setting at fault, for a bad configuration
+	Stopped    bool   `json:"stopped,omitempty"` // the pool stopped: no generation serves
 }
 
 // startReload tells systemd RELOADING=1, re-reads the configuration and
@@ -74,41 +76,49 @@ func (m *master) newGeneration() (pendingReload, error) {
 	return pendingReload{gen: gen, ready: ready, want: cfg.Pool.StartChildren, timeout: cfg.Pool.StartTimeout, kept: kept}, nil
 }
 
-// finishReload checks the ready generation r, notes the outcome in the
-// status and the log, and sends READY=1. It returns the generation's
-// children up, and nil or why the generation failed (the old children keep
-// serving then).
-func (m *master) finishReload(r pendingReload) (int, error) {
-	up, err := m.checkGeneration(r)
+// finishReload checks the generation r once its wait is over (it serves
+// alone, or failed), notes the outcome in the status and the log, and
+// sends READY=1. It returns the generation's children up, the older
+// children still finishing their last connection, and nil or why the
+// generation failed (the old children keep serving then).
+func (m *master) finishReload(r pendingReload) (int, int, error) {
+	up, finishing, err := m.checkGeneration(r)
 	if err != nil {
 		m.log.Error("reload: the new generation did not start, old children keep serving", "event", "reload",
 			"generation", r.gen, "err", err)
 		m.report.setNote("reload failed: " + err.Error())
 	} else {
-		m.log.Info("reloaded", "event", "reload", "generation", r.gen, "children", up)
+		m.log.Info("reloaded", "event", "reload", "generation", r.gen, "children", up, "finishing", finishing)
 		m.noteRestartOnly(r.kept)
 	}
 	m.notifier.Ready()
-	return up, err
+	return up, finishing, err
 }
 
-// checkGeneration counts r's children that said hello. It returns an error
-// when none did, when fewer than start-children did while the worker fails
-// to start, when a later reload superseded r, or when the loop does not
+// checkGeneration counts r's children that said hello, and the older
+// children still finishing their last connection. It returns an error when
+// the pool abandoned r (abandonedError), when none of r's children said
+// hello, when fewer than start-children did while the worker fails to
+// start, when a later reload superseded r, or when the loop does not
 // answer.
-func (m *master) checkGeneration(r pendingReload) (int, error) {
+func (m *master) checkGeneration(r pendingReload) (up, finishing int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	snap, err := m.pool.Snapshot(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("master loop: %w", err)
+		return 0, 0, fmt.Errorf("master loop: %w", err)
+	}
+	if a := snap.Abandoned; a != nil && a.Generation == r.gen {
+		return 0, 0, abandonedError(a)
 	}
 	if snap.Generation != r.gen {
-		return 0, fmt.Errorf("generation %d was superseded by generation %d", r.gen, snap.Generation)
+		return 0, 0, fmt.Errorf("generation %d was superseded by generation %d", r.gen, snap.Generation)
 	}
-	up := 0
 	for _, sl := range snap.Slots {
-		if sl.Generation == r.gen && strings.Contains("IABR", sl.State) {
+		switch {
+		case sl.Generation != r.gen:
+			finishing++
+		case strings.Contains("IABR", sl.State):
 			up++
 		}
 	}
@@ -118,16 +128,29 @@ func (m *master) checkGeneration(r pendingReload) (int, error) {
 	}
 	switch {
 	case up == 0:
-		return 0, fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, r.timeout, failing)
+		return 0, finishing, fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, r.timeout, failing)
 	case up < r.want && snap.Failures > 0:
-		return up, fmt.Errorf("%d of %d children of generation %d started%s", up, r.want, r.gen, failing)
+		return up, finishing, fmt.Errorf("%d of %d children of generation %d started%s", up, r.want, r.gen, failing)
 	}
-	return up, nil
+	return up, finishing, nil
+}
+
+// abandonedError is why the pool abandoned a reload's generation a: a
+// *config.Error naming the key when the worker cannot do what a setting
+// asks (fork for preload, take handed-over connections), or an error when
+// none of its children started.
+func abandonedError(a *prefork.Abandoned) error {
+	err := fmt.Errorf("generation %d cannot serve, generation %d serves on: %s", a.Generation, a.Serving, a.Reason)
+	if a.Key == "" {
+		return err
+	}
+	return &config.Error{Key: a.Key, Err: err}
 }
 
 // reloadFor is a reload asked over the control socket: it starts a new
-// generation and waits until it is ready (or its start-timeout passed), ctx
-// is done or the pool stops, and says how it went.
+// generation and waits until it serves alone (prefork.Pool.Reload: every
+// older child exited or is finishing its last connection) or was
+// abandoned, ctx is done or the pool stops, and says how it went.
 func (m *master) reloadFor(ctx context.Context) reloadReply {
 	r, err := m.startReload()
 	if err != nil {
@@ -136,15 +159,15 @@ func (m *master) reloadFor(ctx context.Context) reloadReply {
 	select {
 	case <-r.ready: // also when superseded: finishReload tells
 	case <-m.pool.Done():
-		return reloadReply{Generation: r.gen, Error: "the pool stopped"}
+		return reloadReply{Generation: r.gen, Error: "the pool stopped", Stopped: true}
 	case <-ctx.Done():
-		return reloadReply{Generation: r.gen, Error: "the master is stopping"}
+		return reloadReply{Generation: r.gen, Error: "the master is stopping", Stopped: true}
 	}
-	up, err := m.finishReload(r)
+	up, finishing, err := m.finishReload(r)
 	if err != nil {
 		return failedReply(r.gen, err)
 	}
-	return reloadReply{Generation: r.gen, Children: up}
+	return reloadReply{Generation: r.gen, Children: up, Finishing: finishing}
 }
 
 func failedReply(gen int, err error) reloadReply {

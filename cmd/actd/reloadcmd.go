@@ -9,10 +9,12 @@ import (
 
 // runReload is `actd reload [--control-socket PATH] [NAME]`: it asks the
 // running master to reload its configuration and waits until the new
-// generation is ready or has failed. It exits 0 when the new generation is
-// up, 78 for a bad configuration (the key named), 1 when the new generation
-// did not start or the master could not be asked; the running pool keeps
-// serving with the old generation whenever it fails.
+// generation serves alone (every old child exited, or is finishing the
+// connection in hand and takes no other) or has failed. It exits 0 when the
+// new generation serves alone, 78 for a bad configuration or a setting the
+// new worker cannot do (the key named: preload, accept-filter), 1 when the
+// new generation did not start or the master could not be asked; the
+// running pool keeps serving with the old generation whenever it fails.
 func runReload(args []string) int {
 	fs := flag.NewFlagSet("actd reload", flag.ContinueOnError)
 	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
@@ -30,6 +32,10 @@ func runReload(args []string) int {
 		fmt.Fprintf(os.Stderr, "actd reload: %s: answer %q: %v\n", sock, raw, err)
 		return exitFailure
 	}
+	if rep.Stopped {
+		fmt.Fprintf(os.Stderr, "actd reload: failed, and no generation serves: %s\n", rep.Error)
+		return exitFailure
+	}
 	if rep.Error != "" {
 		fmt.Fprintf(os.Stderr, "actd reload: failed, the running pool keeps its old generation: %s\n", rep.Error)
 		if rep.Key != "" {
@@ -37,6 +43,18 @@ func runReload(args []string) int {
 		}
 		return exitFailure
 	}
-	fmt.Printf("actd reload: generation %d ready, %d children up\n", rep.Generation, rep.Children)
+	fmt.Printf("actd reload: generation %d serves alone, %d children up%s\n", rep.Generation, rep.Children, finishingText(rep.Finishing))
 	return exitOK
+}
+
+// finishingText says how many old children finish their last connection,
+// or nothing for none.
+func finishingText(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 old child finishing its last connection"
+	}
+	return fmt.Sprintf("; %d old children finishing their last connection", n)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +17,8 @@ type Env struct {
 	Listeners []int // fds
 	Channel   int   // back-channel fd; -1 in shared mode
 	Slot      int
+	Revision  int                 // the protocol revision the master speaks; 1 if it does not say
+	Filter    acceptfilter.Filter // the pool's accept filter (dispatch mode); None if unset or unknown
 }
 
 // FromEnv reads the child's environment. It returns an error naming the
@@ -35,6 +38,10 @@ func FromEnv() (Env, error) {
 	if e.Slot, err = intVar(protocol.EnvSlot); err != nil {
 		e.Slot = -1
 	}
+	if e.Revision, err = intVar(protocol.EnvProtocol); err != nil {
+		e.Revision = 1
+	}
+	e.Filter, _ = acceptfilter.Parse(os.Getenv(protocol.EnvFilter)) // unknown: none, the master-first path
 	if e.Mode.SpeaksProtocol() {
 		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {
 			return e, err

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"time"
 
 	"github.com/actd/actd/protocol"
@@ -20,6 +21,7 @@ type run struct {
 	served int       // connections the run has served already
 	idle   bool      // report a long connection's end with Idle (exclusive mode)
 	again  *retry    // if set, whether to try at all after the first connection
+	screen *screener // if set, each connection is looked at first, and served by it (screen.go)
 }
 
 // serve accepts and serves connections from listener l, reported through
@@ -43,11 +45,28 @@ func (r run) serve(env Env, report *lateBusy, h connServer, l int, p *pause) err
 		if c < 0 {
 			return nil // a spurious wakeup, or an empty queue after a try
 		}
-		report.start(l)
-		h(c)
-		if err := report.done(r.idle); err != nil {
+		if err := r.take(report, h, c, l); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// take serves connection c, accepted on listener l, reported through
+// report. A screening child looks at it first: one not ready, or gone, is
+// not the child's to serve or report.
+func (r run) take(report *lateBusy, h connServer, c, l int) error {
+	if r.screen != nil {
+		if ready, err := r.screen.look(c, l); !ready || err != nil {
+			return err
+		}
+	}
+	report.start(l)
+	var err error
+	if r.screen != nil {
+		err = r.screen.serve(c, l)
+	} else {
+		h(c)
+	}
+	return errors.Join(err, report.done(r.idle))
 }

@@ -91,6 +91,11 @@ func serveEnvKeep(ctx context.Context, env Env, h connServer, keep keepServer) e
 	case protocol.Exclusive:
 		return serveChannel(ctx, env, h, serveExclusive)
 	}
+	if env.screens() {
+		return serveChannel(ctx, env, h, func(env Env, ch channel, h connServer) error {
+			return serveScreen(env, ch, h, keep)
+		})
+	}
 	return serveChannel(ctx, env, h, func(env Env, ch channel, h connServer) error {
 		return serveDispatch(env, ch, h, keep)
 	})
@@ -104,7 +109,7 @@ func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, cha
 	// blocked read return EOF.
 	stop := context.AfterFunc(ctx, func() { unix.Shutdown(env.Channel, unix.SHUT_RD) })
 	defer stop()
-	if err := ch.send(protocol.Hello, int(protocol.CapHandoff), uint32(os.Getpid())); err != nil {
+	if err := ch.send(protocol.Hello, int(env.caps()), uint32(os.Getpid())); err != nil {
 		return err
 	}
 	if err := ch.send(protocol.Idle, 0, 0); err != nil {

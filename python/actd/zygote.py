@@ -98,7 +98,7 @@ def _become_child(channel, fd, slot, environ):
     """Put the forked child's fds, environment and signals in place."""
     target = channel.fd
     channel.sock.detach()  # the zygote's channel: replaced below, never used here
-    os.dup2(fd, target)
+    os.dup2(fd, target, inheritable=False)  # close-on-exec, as actd.fds leaves the zygote's
     os.close(fd)
     environ["ACTD_SLOT"] = str(slot)
     environ.pop("ACTD_ROLE", None)

@@ -8,14 +8,35 @@ import (
 	"time"
 )
 
-// TestReloadCanFail is scenario 6 for ExecReload=actd reload: systemctl
-// reload returns non-zero for a bad config and for a worker that cannot
-// start, naming the key or the reason in the journal, while the same master
-// and its old children keep serving every request; a good config then
-// reloads with exit 0.
+// revision1Worker is a worker of protocol revision 1 in Python: hello with
+// no capabilities (no fork for preload, no handoff under a filter), idle,
+// pongs, and an exit at a drain or EOF.
+const revision1Worker = `#!/usr/bin/python3
+import os, socket, struct
+ch = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
+ch.send(struct.pack("!cBHI", b"H", 1, 0, os.getpid()))
+ch.send(struct.pack("!cBHI", b"I", 1, 0, 0))
+while True:
+    m = ch.recv(64)
+    if len(m) < 8 or m[:1] == b"D":
+        break
+    if m[:1] == b"P":
+        ch.send(struct.pack("!cBHI", b"O", 1, 0, struct.unpack("!I", m[4:8])[0]))
+`
+
+// TestReloadCanFail is scenario 6 for ExecReload=actd reload, under the
+// shipped accept-filter = http: systemctl reload returns non-zero for a bad
+// config, a worker that cannot start, preload for a worker that cannot
+// fork, and a worker without the handoff capability (issue 22: the last
+// two used to stop the master with exit 78), naming the key or the reason
+// in the journal, while the same master and its old children keep serving
+// every request; a good config then reloads with exit 0.
 func TestReloadCanFail(t *testing.T) {
+	requireTool(t, "python3", "python3")
 	a := NewActdBox(t)
-	const base = "start-timeout = 2s\n"
+	const base = "start-timeout = 2s\naccept-filter = http\n"
+	const old = "worker = /usr/local/bin/revision-1-worker\n"
+	a.WriteFile("/usr/local/bin/revision-1-worker", []byte(revision1Worker), 0o755)
 	pool := Pool{Port: freePort(t), Config: base}
 	a.SetUp(pool)
 	before := a.Activate(pool.Addr(), serviceUnit)
@@ -30,7 +51,12 @@ func TestReloadCanFail(t *testing.T) {
 	}{
 		{"bad config", base + badConfig, false, "actd reload: failed, the running pool keeps its old generation: " + configPath},
 		{"worker cannot start", base + "worker = /bin/false\n", false, "no child of generation 2 said hello within start-timeout 2s"},
-		{"good config", base, true, "actd reload: generation 3 ready"},
+		{"preload, built-in handler", base + "preload = true\n", false, "preload: true: must be false for the built-in handler"},
+		{"preload, worker cannot fork", base + "preload = true\n" + old, false,
+			"preload: generation 3 cannot serve, generation 1 serves on: --preload=true: must be false for this worker"},
+		{"worker without handoff", base + old, false,
+			"accept-filter: generation 4 cannot serve, generation 1 serves on: --accept-filter=http: must be none for this worker"},
+		{"good config", base, true, "actd reload: generation 5 serves alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a.WriteFile(configPath, []byte(tc.config), 0o644)

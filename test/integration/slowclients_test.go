@@ -22,10 +22,11 @@ var heldLine = regexp.MustCompile(`; held (\d+) \((\d+) ready, (\d+) parked\)`)
 // TestSlowClientsDefaultPool: the default pool as the package ships it
 // (accept-filter = http in actd.conf) holds 300 connections that send a
 // header byte a second and 64 silent ones in its master, while a client
-// loop runs: every good request is answered, no child is pinned (the pool
-// stays far below max-children), STATUS= and actd status show the held
-// connections, and a request that never completes gets 408 after the hold
-// timeout.
+// loop runs: every good request is answered by a child that accepted it
+// itself (children first: nothing handed over by the master), no child is
+// pinned (the pool stays far below max-children), STATUS= and actd status
+// show the held connections, and a request that never completes gets 408
+// after the hold timeout.
 func TestSlowClientsDefaultPool(t *testing.T) {
 	a := NewActdBox(t)
 	pool := Pool{Port: freePort(t)}
@@ -62,6 +63,11 @@ func TestSlowClientsDefaultPool(t *testing.T) {
 	out, err := a.RunErr(actdBinary, "status")
 	if err != nil || !strings.Contains(out, "held (accept filter http): ") {
 		t.Errorf("actd status: %v, want a held line:\n%s", err, out)
+	}
+	// The built-in handler screens (children first): the good requests
+	// never reached the master, and no slow one became ready.
+	if !regexp.MustCompile(`; \d+ held in all, 0 handed over,`).MatchString(out) {
+		t.Errorf("actd status: want the good requests served by the children alone (0 handed over):\n%s", out)
 	}
 
 	partial.SetReadDeadline(sent.Add(30 * time.Second))

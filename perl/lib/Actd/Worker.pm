@@ -1,7 +1,7 @@
 package Actd::Worker;
 
 # Actd::Worker: the worker side of actd's back-channel protocol
-# (docs/protocol.md, revision 3), in core Perl. It finds the listeners and
+# (docs/protocol.md, revision 4), in core Perl. It finds the listeners and
 # the back-channel actd handed this process, says hello, and runs the
 # accept loop of the pool's mode, calling back for each connection it
 # accepts. The caller serves one connection at a time.
@@ -23,6 +23,14 @@ package Actd::Worker;
 # fd attached (C): B, serve, I, as after an A. Between two requests the
 # caller may give such a connection back (await_handed): K with its fd
 # attached, then I; an idle keep-alive client so holds no child.
+#
+# Children first (revision 4, capability "screen", announced with handoff
+# when ACTD_ACCEPT_FILTER is data or http and ACTD_PROTOCOL is 4 or more):
+# the dispatch-mode child accepts by itself as in exclusive mode, after the
+# master's go-ahead (A), and looks at each connection (Actd::Screen): a
+# ready one is served (B, serve, I), one not ready goes to the master (K
+# with its fd and the value NOT_READY, nothing else). It takes C at any
+# time, and any connection may go back between two requests (K, then I).
 
 use strict;
 use warnings;
@@ -48,11 +56,14 @@ use constant {
     REPORT_BACKLOG => 2304,      # three small messages, as the kernel counts them (768 bytes each)
     UNCHECKED      => 2,         # messages sent since an order after which a report checks the backlog
     HANDOFF        => 1,         # capability bit 0: takes C, may send K
+    SCREEN         => 4,         # capability bit 2: accepts by itself under a filter, K from any state
+    NOT_READY      => 1,         # K's value for a connection screened and found not ready (0: parked)
     GIVE_BACK_GRACE => 0.001,    # seconds a handed-over connection may keep its child idle
 };
 
 # new: the worker of this process, from the environment actd built
-# (ACTD_ACCEPT_MODE, ACTD_PROTOCOL, LISTEN_FDS, ACTD_CHANNEL_FD). Dies with
+# (ACTD_ACCEPT_MODE, ACTD_PROTOCOL, LISTEN_FDS, ACTD_CHANNEL_FD, and
+# ACTD_ACCEPT_FILTER under a filter). Dies with
 # a message naming the variable when not run by actd in dispatch or
 # exclusive mode. It removes LISTEN_* and ACTD_CHANNEL_FD from %ENV, so
 # programs the application runs do not take the sockets for theirs.
@@ -73,6 +84,7 @@ sub new {
     $channel_fd eq FIRST_FD + $count
         or die "actd worker: ACTD_CHANNEL_FD=\"$channel_fd\": want " . (FIRST_FD + $count) . "\n";
     delete @ENV{qw(LISTEN_FDS LISTEN_PID LISTEN_FDNAMES ACTD_CHANNEL_FD)};
+    my $handoff = $protocol >= 3 && handoff_works();
     my $self = bless {
         mode      => $mode,
         protocol  => $protocol + 0,
@@ -81,7 +93,8 @@ sub new {
         stop      => 0,
         reported  => '',
         sent      => UNCHECKED,    # messages sent since the last order (dispatch mode)
-        handoff   => $protocol >= 3 && handoff_works(),
+        handoff   => $handoff,
+        screen    => $handoff && screen_filter($mode, $protocol),    # the filter whose rule we apply, or false
     }, $class;
     return $self;
 }
@@ -94,6 +107,16 @@ sub inherit {
     my $flags = fcntl($fh, F_GETFD, 0) or die "actd worker: fd $fd: $!\n";
     fcntl($fh, F_SETFD, $flags | FD_CLOEXEC) or die "actd worker: fd $fd: $!\n";
     return $fh;
+}
+
+# screen_filter: the accept filter a child of $mode under a master of
+# revision $protocol applies itself (capability screen): "data" or "http"
+# from ACTD_ACCEPT_FILTER in dispatch mode under revision 4 or later; else
+# an empty string (no filter, or an older master: the master-first path).
+sub screen_filter {
+    my ($mode, $protocol) = @_;
+    my $filter = $ENV{ACTD_ACCEPT_FILTER} // '';
+    return $mode eq 'dispatch' && $protocol >= 4 && $filter =~ /\A(?:data|http)\z/ ? $filter : '';
 }
 
 # handoff_works: whether this perl can take file descriptors (Actd::Passfd).
@@ -196,8 +219,9 @@ sub receive_handoff {
 sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
-    $self->send_message('H', $self->{handoff} ? HANDOFF : 0, $$);
+    $self->send_message('H', ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
     $self->send_message('I');
+    return $self->screen if $self->{screen};
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
 }
 
@@ -286,12 +310,13 @@ sub handed {
     $self->send_message('I');
 }
 
-# await_handed: for a connection handed over, called between two of its
-# requests with nothing of the next one read: wait GIVE_BACK_GRACE for the
-# next request. Returns true if the client sent something; else false, and
-# the connection goes back to the master (K) when the callback returns.
-# Returns undef when the connection in hand was not handed over: the caller
-# then waits as usual.
+# await_handed: for a connection handed over, or one a screening child
+# accepted itself, called between two of its requests with nothing of the
+# next one read: wait GIVE_BACK_GRACE for the next request. Returns true if
+# the client sent something; else false, and the connection goes back to
+# the master (K) when the callback returns. Returns undef for any other
+# connection (no filter, or a master-first child's own): the caller then
+# waits as usual.
 sub await_handed {
     my ($self, $conn) = @_;
     return undef if !defined $self->{parkable};
@@ -331,10 +356,19 @@ sub serve {
         or warn "actd worker: connection failed: $@";
     if (delete $self->{give_back} && $ok) {
         $self->{reported} = '';
-        $self->{sent}++;
-        Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, 0), fileno $conn);
+        $self->keep($conn, $index);
     }
     close $conn;
+}
+
+# keep: give connection $conn, from listener $index, to the master (K with
+# its fd attached): $value NOT_READY for one screened and found not ready,
+# else (0) one between two requests. The caller closes its copy. A failed
+# send (the master is gone) is ignored: the next receive reads end of file.
+sub keep {
+    my ($self, $conn, $index, $value) = @_;
+    $self->{sent}++;
+    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, $value // 0), fileno $conn);
 }
 
 # accept_one: a connection and its peer address, or an empty list if none
@@ -411,6 +445,70 @@ sub exclusive_order {
 sub register {
     my ($self, $epoll) = @_;
     $epoll->add(fileno $_, 1) for @{ $self->{listeners} };
+}
+
+# screen: children first under an accept filter (capability screen). The
+# child is idle to the master from its first I and takes a connection
+# handed over (C) at any time; after the go-ahead (A) it also accepts by
+# itself from the listeners, registered as in exclusive mode, and screens
+# what it accepts (screened). Runs until a drain, end of file or stop.
+sub screen {
+    my ($self) = @_;
+    require Actd::Epoll;
+    require Actd::Screen;
+    my $epoll   = Actd::Epoll->new;
+    my $channel = fileno $self->{channel};
+    $epoll->add($channel, 0);
+    my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
+    while (!$self->{stop}) {
+        my @ready = $epoll->wait(-1);
+        if (grep { $_ == $channel } @ready) {    # orders first: a drain wins over a connection
+            $self->screen_order($epoll) or return;
+        }
+        for my $fd (grep { exists $index{$_} } @ready) {
+            last if $self->{stop};
+            $self->screened($index{$fd});
+        }
+    }
+}
+
+# screen_order: one message to a screening child. C: serve the connection
+# (handed). A: register the listeners (the first), or register them again
+# (the later ones), then I. Returns false on a drain or end of file.
+sub screen_order {
+    my ($self, $epoll) = @_;
+    my ($type, $listener, $value, $conn) = $self->receive or return 0;
+    if ($type eq 'C') {
+        $self->handed($listener, $conn);
+        return 1;
+    }
+    return $self->answer($type, $value) if $type ne 'A';
+    if ($self->{registered}++) {
+        $epoll->remove(fileno $_) for @{ $self->{listeners} };
+    }
+    $self->register($epoll);
+    $self->send_message('I');
+    return 1;
+}
+
+# screened: accept one connection on listener $index, if one waits, and
+# apply the filter's rule (Actd::Screen::look): a ready one is served as
+# in exclusive mode (B, serve, I; it may go back between two requests),
+# one not ready goes to the master (K with its fd and the value NOT_READY:
+# no B, no I), one whose client is gone is closed.
+sub screened {
+    my ($self, $index) = @_;
+    my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return;
+    my $state = Actd::Screen::look($self->{screen}, $conn);
+    if ($state == Actd::Screen::READY()) {
+        $self->send_message('B', $index);
+        local $self->{parkable} = $index;
+        $self->serve($conn, $peer, $index);
+        $self->send_message('I');
+        return;
+    }
+    $self->keep($conn, $index, NOT_READY) if $state == Actd::Screen::NOT_READY();
+    close $conn;
 }
 
 1;

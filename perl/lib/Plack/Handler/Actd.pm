@@ -157,8 +157,9 @@ sub address {
 }
 
 # await_request: wait up to the keep-alive timeout for the client's next
-# request (for a connection the master handed over, 1 ms: then it goes back
-# to the master, Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
+# request (under an accept filter, for a connection the master handed over
+# or one the child screened itself, 1 ms: then it goes back to the master,
+# Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
 # (a drain, or end of file: only those reach a busy child, but for an
 # exclusive-mode "register again"), it returns whether the client has sent
 # something, and that request is the connection's last. A wait that lasts
@@ -582,8 +583,8 @@ connection at a time. See docs/perl.md in the actd repository.
 
 How long to wait for the next request on a keep-alive connection (default
 1, as Starman). The child is busy meanwhile. Under actd's C<--accept-filter> a connection
-the master handed over waits 1 ms instead, then goes back to the master,
-which holds it without a child until its next request is in.
+waits 1 ms instead, then goes back to the master, which holds it without a
+child until its next request is in.
 
 =item --read-timeout SECONDS
 

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIssue20Options(t *testing.T) {
+	all := append(slices.Clone(issue20Go), issue20WSGI...)
+	tests := []struct {
+		name        string
+		args        []string
+		wantServers []string
+		wantLoads   []string
+		wantPool    int
+		wantRuns    int
+		wantOut     string
+		wantTime    time.Duration
+	}{
+		{"alone", []string{"-issue20"}, all, issue20Loads, issue20Pool, 3, "docs/benchmarks.md", 2 * time.Second},
+		{"quick", []string{"-issue20", "-quick"}, all, issue20Loads, issue20Pool, 1, "", time.Second},
+		{"flags given win", []string{"-issue20", "-loads", "close-8", "-pool", "8", "-servers", "actd-filter-http,actd-filter-http-master", "-duration", "5s"},
+			[]string{"actd-filter-http", "actd-filter-http-master"}, []string{"close-8"}, 8, 3, "docs/benchmarks.md", 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseOptions(tt.args)
+			if err != nil {
+				t.Fatalf("parseOptions: %v", err)
+			}
+			if !o.issue20 || !slices.Equal(o.servers, tt.wantServers) || !slices.Equal(o.loads, tt.wantLoads) || o.pool != tt.wantPool ||
+				o.runs != tt.wantRuns || o.out != tt.wantOut || o.duration != tt.wantTime {
+				t.Errorf("got issue20 %v servers %v loads %v pool %d runs %d out %q duration %v, want true %v %v %d %d %q %v",
+					o.issue20, o.servers, o.loads, o.pool, o.runs, o.out, o.duration, tt.wantServers, tt.wantLoads, tt.wantPool, tt.wantRuns, tt.wantOut, tt.wantTime)
+			}
+			if o.idle != 0 || len(o.slow) != 0 || len(o.ramp) != 0 || o.plot != "" {
+				t.Errorf("got idle %v slow %v ramp %v plot %q, want none of them", o.idle, o.slow, o.ramp, o.plot)
+			}
+		})
+	}
+	o, err := parseOptions(nil)
+	if err != nil || o.issue20 || o.pool != 8 || !slices.Contains(o.servers, "actd-filter-http-master") || !slices.Contains(o.servers, "wsgi-actd-filter-http") {
+		t.Errorf("defaults: got issue20 %v pool %d servers %v (%v), want a full run of pool 8 with issue 20's servers", o.issue20, o.pool, o.servers, err)
+	}
+	if _, err := parseOptions([]string{"-pool", "0"}); err == nil {
+		t.Errorf("-pool 0: got no error, want one")
+	}
+}
+
+func TestPoolFor(t *testing.T) {
+	tests := []struct {
+		load string
+		size int
+		want pool
+	}{
+		{"close-8", 4, pool{start: 4, minSpare: 2, maxSpare: 4, max: 4, fixed: 4}},
+		{"close-64", 8, fastPool},
+		{"keepalive-8", 4, fastPool}, // one process per kept-alive connection
+		{"keepalive-8", 16, fastPoolOf(16)},
+		{"close-1", 1, pool{start: 1, minSpare: 1, maxSpare: 1, max: 1, fixed: 1}},
+		{"slow-64", 4, slowPool},
+	}
+	for _, tt := range tests {
+		l, _ := loadByName(tt.load)
+		if got := poolFor(l, tt.size); got != tt.want {
+			t.Errorf("poolFor(%s, %d): got %+v, want %+v", tt.load, tt.size, got, tt.want)
+		}
+	}
+}
+
+func TestHeldFrom(t *testing.T) {
+	tests := []struct {
+		name    string
+		doc     string
+		want    uint64
+		wantErr bool
+	}{
+		{"held", `{"version":"x","pool":{"stats":{"served":9,"held":1234,"handoffs":1200}}}`, 1234, false},
+		{"none held yet (omitted)", `{"pool":{"stats":{"served":9}}}`, 0, false},
+		{"not JSON", `actd status: no such socket`, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := heldFrom([]byte(tt.doc))
+			if got != tt.want || (err != nil) != tt.wantErr {
+				t.Errorf("got %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCountHeld(t *testing.T) {
+	counts := []uint64{100, 160}
+	p := &serverProc{held: func() (uint64, error) {
+		n := counts[0]
+		counts = counts[1:]
+		return n, nil
+	}}
+	m, err := p.countHeld(func() (runMeasure, error) { return runMeasure{conns: 80}, nil })
+	if share, ok := m.heldShare(); err != nil || !ok || m.held != 60 || share != 0.75 {
+		t.Errorf("got held %d share %v (%v), error %v; want 60, 0.75", m.held, share, ok, err)
+	}
+	p.held = func() (uint64, error) { return 0, errors.New("no control socket") }
+	m, err = p.countHeld(func() (runMeasure, error) { return runMeasure{conns: 80}, nil })
+	if _, ok := m.heldShare(); err != nil || ok {
+		t.Errorf("status failing: got counted %v, error %v; want not counted, no error", ok, err)
+	}
+}
+
+// issue20Cells builds one cell per server and load with the given
+// requests/s, master CPU per connection (µs) and share held, over 3 runs
+// of a second each.
+func issue20Cells(rates map[string]float64, cpu map[string]float64, held map[string]float64) []cell {
+	var cells []cell
+	for _, name := range issue20Loads {
+		l, _ := loadByName(name)
+		for server, rate := range rates {
+			c := cell{server: server, load: l}
+			for range 3 {
+				conns := uint64(rate)
+				m := runMeasure{wrk: wrkResult{requests: int(rate), elapsed: time.Second}, conns: conns,
+					masterCPU: time.Duration(cpu[server]*float64(conns)) * time.Microsecond}
+				if l.keepAlive {
+					m.conns = 0
+					m.masterCPU = time.Duration(cpu[server]*rate) * time.Microsecond
+				}
+				if share, ok := held[server]; ok {
+					m.held, m.heldKnown = uint64(share*float64(m.conns)), true
+				}
+				c.runs = append(c.runs, m)
+			}
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
+func TestIssue20Targets(t *testing.T) {
+	rates := map[string]float64{
+		"actd-exclusive": 30000, "actd-dispatch": 25000, "actd-filter-http": 29000, "actd-filter-http-master": 24000,
+		"wsgi-actd-exclusive": 25000, "wsgi-actd-dispatch": 23000, "wsgi-actd-filter-http": 14000, "gunicorn": 13000, "uwsgi": 35000,
+	}
+	cpu := map[string]float64{"actd-exclusive": 2, "actd-filter-http": 3, "actd-filter-http-master": 50, "wsgi-actd-filter-http": 48}
+	held := map[string]float64{"actd-filter-http": 0, "actd-filter-http-master": 1, "wsgi-actd-filter-http": 1}
+	r := report{opts: options{loads: issue20Loads, runs: 3, pool: 4}, cells: issue20Cells(rates, cpu, held)}
+	var b strings.Builder
+	r.writeIssue20Targets(&b)
+	got := b.String()
+	for _, want := range []string{
+		"| actd-filter-http ≥ 0.95× actd-exclusive, close-8 | 0.97× (29000 vs 30000 req/s) | yes |",
+		"| wsgi-actd-filter-http ≥ 0.95× wsgi-actd-exclusive, keepalive-8 | 0.56× (14000 vs 25000 req/s) | **no** |",
+		"| wsgi-actd-filter-http ≥ 1.80× gunicorn, close-8 | 1.08× (14000 vs 13000 req/s) | **no** |",
+		"| wsgi-actd-filter-http ≥ 1.00× uwsgi, close-8 | 0.40× (14000 vs 35000 req/s) | **no** |",
+		"| actd-filter-http master CPU ≤ 5 µs per connection, close-64 | 3.0 µs (held by the master: 0.0%) | yes |",
+		"| wsgi-actd-filter-http master CPU ≤ 5 µs per connection, close-1 | 48.0 µs (held by the master: 100.0%) | **no** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("got\n%s\nwant a row %q", got, want)
+		}
+	}
+	if strings.Contains(got, "per connection, keepalive-8") {
+		t.Errorf("got a master CPU target for keep-alive, want it for one request per connection only:\n%s", got)
+	}
+	var none strings.Builder
+	report{opts: options{loads: issue20Loads}}.writeIssue20Targets(&none)
+	if n := strings.Count(none.String(), "| not measured | – |"); n != 16 {
+		t.Errorf("nothing measured: got %d rows not measured, want 16:\n%s", n, none.String())
+	}
+}
+
+func TestIssue20Markdown(t *testing.T) {
+	rates := map[string]float64{"actd-exclusive": 30000, "actd-filter-http": 28500, "actd-filter-http-master": 24000}
+	held := map[string]float64{"actd-filter-http": 0.02, "actd-filter-http-master": 1}
+	r := report{opts: options{loads: issue20Loads, runs: 3, pool: 4}, cells: issue20Cells(rates, map[string]float64{}, held)}
+	if !r.measuredIssue20() {
+		t.Fatalf("measuredIssue20: got false with actd-filter-http-master measured, want true")
+	}
+	text := r.issue20Markdown()
+	for _, want := range []string{
+		issue20Begin, issue20End,
+		"| close-8 | 30000 | – | 28500 | 24000 | 0.95× | 0.80× |",
+		"| close-64 | 0.0 | – | 0.0 | 0.0 | 2.0% | 100.0% |",
+		"| keepalive-8 | 0.0 | – | 0.0 | 0.0 | – | – |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("got\n%s\nwant it to contain %q", text, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "benchmarks.md")
+	doc := "# b\n\n" + beginMarker + "\nresults\n" + endMarker + "\n\n## Issue 20\n\n" + issue20Begin + "\nold\n" + issue20End + "\n\nafter\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := replaceSection(path, section{issue20Begin, issue20End, text}); err != nil {
+		t.Fatalf("replaceSection: %v", err)
+	}
+	got, _ := os.ReadFile(path)
+	want := "# b\n\n" + beginMarker + "\nresults\n" + endMarker + "\n\n## Issue 20\n\n" + text + "\nafter\n"
+	if string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	r.opts.loads = []string{"close-8"}
+	if only := r.issue20Markdown(); strings.Contains(only, "| close-64 |") || !strings.Contains(only, "| close-8 |") {
+		t.Errorf("-loads close-8: got\n%s\nwant rows for close-8 only", only)
+	}
+	if (report{cells: []cell{{server: "actd-filter-http"}}}).measuredIssue20() {
+		t.Errorf("measuredIssue20: got true without issue 20's own servers, want false")
+	}
+}
+
+// TestIssue20Doc keeps docs/benchmarks.md true to the suite: the issue 20
+// section's markers are there once each, in order, so -issue20 rewrites it
+// in place; the commands it shows parse; every server it names is one the
+// suite knows.
+func TestIssue20Doc(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Skipf("not in the actd repository: %v", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	begin, end := strings.Index(doc, issue20Begin), strings.Index(doc, issue20End)
+	if strings.Count(doc, issue20Begin) != 1 || strings.Count(doc, issue20End) != 1 || begin < 0 || end < begin {
+		t.Errorf("got issue 20 markers at %d and %d (%d and %d of them), want one of each, begin first",
+			begin, end, strings.Count(doc, issue20Begin), strings.Count(doc, issue20End))
+	}
+	for _, args := range [][]string{{"-issue20"}, {"-issue20", "-quick", "-out="}, {"-issue20", "-runs", "5", "-loads", "close-8,close-64"}} {
+		if !strings.Contains(doc, "go run ./bench "+strings.Join(args, " ")) {
+			t.Errorf("docs/benchmarks.md: got no command %q, want it shown", strings.Join(args, " "))
+		}
+		if _, err := parseOptions(args); err != nil {
+			t.Errorf("%v: got %v, want it to parse", args, err)
+		}
+	}
+	for _, server := range append(slices.Clone(issue20Go), issue20WSGI...) {
+		if !strings.Contains(doc, "`"+server+"`") {
+			t.Errorf("docs/benchmarks.md: got no `%s`, want every server of -issue20 named", server)
+		}
+		if !slices.Contains(allServers, server) {
+			t.Errorf("got %s in -issue20, want it among allServers", server)
+		}
+	}
+}

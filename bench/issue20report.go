@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Markers around the part of docs/benchmarks.md that issue 20's comparison
+// rewrites: `go run ./bench -issue20` writes only this part, a full run
+// this part as well as the results section.
+const (
+	issue20Begin = "<!-- bench:issue20:begin: written by `go run ./bench -issue20` (and by a full run); edits up to bench:issue20:end are overwritten -->"
+	issue20End   = "<!-- bench:issue20:end -->"
+)
+
+// Issue 20's targets.
+const (
+	defaultVsExclusive = 0.95 // the default pool's requests/s over exclusive mode's, every load, at least
+	wsgiVsGunicorn     = 1.8  // the WSGI default pool over gunicorn sync, close-8, at least
+	wsgiVsUwsgi        = 1.0  // the WSGI default pool over uWSGI, close-8, at least
+	fastPathMasterCPU  = 5.0  // µs of master CPU per connection on the fast path, at most
+)
+
+// issue20Labels are the servers' short names in the comparison's tables.
+var issue20Labels = map[string]string{
+	"actd-exclusive": "exclusive", "actd-dispatch": "dispatch", "actd-filter-http": "default", "actd-filter-http-master": "master-first",
+	"wsgi-actd-exclusive": "actd exclusive", "wsgi-actd-dispatch": "actd dispatch", "wsgi-actd-filter-http": "actd default",
+	"gunicorn": "gunicorn sync", "uwsgi": "uWSGI",
+}
+
+// label is server's short name in the comparison's tables.
+func label(server string) string {
+	if l, ok := issue20Labels[server]; ok {
+		return l
+	}
+	return server
+}
+
+// issue20LoadsRun returns the comparison's loads that the run measured,
+// in table order.
+func (r report) issue20LoadsRun() []string {
+	var names []string
+	for _, name := range issue20Loads {
+		if slices.Contains(r.opts.loads, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// measuredIssue20 reports whether the run measured any server of the
+// comparison that only it has (the default pool's master-first twin or
+// the WSGI default pool), so a run without them leaves the section alone.
+func (r report) measuredIssue20() bool {
+	return slices.ContainsFunc(r.cells, func(c cell) bool {
+		return c.server == "actd-filter-http-master" || c.server == "wsgi-actd-filter-http"
+	})
+}
+
+// issue20Markdown renders issue 20's section, markers included: how it
+// was run, requests/s and master CPU per load for the Go worker and for
+// WSGI, the targets, and the comparison's failures.
+func (r report) issue20Markdown() string {
+	var b strings.Builder
+	b.WriteString(issue20Begin + "\n\n")
+	o := r.opts
+	fmt.Fprintf(&b, "Command: `go run ./bench -issue20` or a full run (this one: %d interleaved rounds of %v warm-up and a %v run per server; %d processes per server, one per connection for keep-alive; commit %s, %s, %s CPUs). The whole run took %s.\n\n",
+		o.runs, o.warmup, o.duration, o.pool, r.factValue("commit"), r.factValue("date"), r.factValue("nproc"), r.elapsed.Round(time.Second))
+	b.WriteString("The master-first path is measured with `actd-filter-http-master`: the same pool and built-in handler, the worker started as `env ACTD_PROTOCOL=3 actd child http`, so it says hello as a revision-3 worker (no `screen`) and the master accepts and holds every connection. No flag of actd and no code of the product is added for it.\n\n")
+	b.WriteString("#### Built-in handler (Go worker library)\n\nexclusive: `actd-exclusive`; dispatch: `actd-dispatch`; default: `actd-filter-http` (dispatch, `--accept-filter http`, children first); master-first: `actd-filter-http-master`.\n\n")
+	r.rateTable(&b, issue20Go, [][2]string{{"actd-filter-http", "actd-exclusive"}, {"actd-filter-http-master", "actd-exclusive"}})
+	r.cpuTable(&b, issue20Go[:4])
+	b.WriteString("#### WSGI hello application (`python3 -m actd.wsgi`)\n\nactd exclusive: `wsgi-actd-exclusive`; actd dispatch: `wsgi-actd-dispatch`; actd default: `wsgi-actd-filter-http`; gunicorn sync: `gunicorn`; uWSGI: `uwsgi` (`--http-socket`); the same application and process count.\n\n")
+	r.rateTable(&b, issue20WSGI, [][2]string{{"wsgi-actd-filter-http", "wsgi-actd-exclusive"}, {"wsgi-actd-filter-http", "gunicorn"}, {"wsgi-actd-filter-http", "uwsgi"}})
+	r.cpuTable(&b, issue20WSGI[:3])
+	r.writeIssue20Targets(&b)
+	b.WriteString(issue20End + "\n")
+	return b.String()
+}
+
+// rateTable writes the median requests/s of servers for each load of the
+// comparison, and each pair's ratio (first over second).
+func (r report) rateTable(b *strings.Builder, servers []string, ratios [][2]string) {
+	head := []string{"load"}
+	for _, s := range servers {
+		head = append(head, label(s))
+	}
+	for _, p := range ratios {
+		head = append(head, label(p[0])+" / "+label(p[1]))
+	}
+	writeHead(b, head)
+	for _, name := range r.issue20LoadsRun() {
+		row := []string{name}
+		for _, s := range servers {
+			row = append(row, r.rateText(s, name))
+		}
+		for _, p := range ratios {
+			row = append(row, times(r.medianRate(p[0], name), r.medianRate(p[1], name)))
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	b.WriteString("\nRequests/s: median of the rounds; ratios of the medians.\n\n")
+}
+
+// cpuTable writes the median master CPU per connection (per request for
+// keep-alive) of the actd servers for each load, and for those whose
+// master may hold connections, the share of the run's connections it held.
+func (r report) cpuTable(b *strings.Builder, servers []string) {
+	head := []string{"load"}
+	for _, s := range servers {
+		head = append(head, label(s)+": master µs")
+	}
+	for _, s := range servers {
+		if countsHeld(s) {
+			head = append(head, label(s)+": held by the master")
+		}
+	}
+	writeHead(b, head)
+	for _, name := range r.issue20LoadsRun() {
+		row := []string{name}
+		for _, s := range servers {
+			row = append(row, r.masterCPUText(s, name))
+		}
+		for _, s := range servers {
+			if countsHeld(s) {
+				row = append(row, r.heldText(s, name))
+			}
+		}
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	b.WriteString("\nMaster µs: CPU time of actd's master during a run over the connections the kernel accepted (per request for keep-alive), median of the rounds. Held by the master: connections it held from their start (`actd status`, `held in all`) over those accepted, all rounds together; about 0% is the children-first path, 100% the master-first one (– for keep-alive, whose connections open before the run).\n\n")
+}
+
+// writeHead writes a table's head row and its rule.
+func writeHead(b *strings.Builder, head []string) {
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
+}
+
+// rateText is server's median requests/s under a load, or "–".
+func (r report) rateText(server, loadName string) string {
+	if got := r.medianRate(server, loadName); got > 0 {
+		return fmt.Sprintf("%.0f", got)
+	}
+	return "–"
+}
+
+// masterCPU returns the median over runs of server's master CPU per
+// connection (per request for keep-alive) under a load, in µs, and false
+// if it did not run.
+func (r report) masterCPU(server, loadName string) (float64, bool) {
+	c := r.cellFor(server, loadName)
+	if c == nil {
+		return 0, false
+	}
+	return c.medianOf(func(m runMeasure) float64 { return m.masterCPUPer(c.load) }), true
+}
+
+// masterCPUText is masterCPU rendered, or "–".
+func (r report) masterCPUText(server, loadName string) string {
+	if v, ok := r.masterCPU(server, loadName); ok {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return "–"
+}
+
+// heldText is the share of server's connections its master held under a
+// load, over every counted run, or "–" if none was counted.
+func (r report) heldText(server, loadName string) string {
+	c := r.cellFor(server, loadName)
+	if c == nil {
+		return "–"
+	}
+	var held, conns uint64
+	for _, m := range c.runs {
+		if _, ok := m.heldShare(); ok {
+			held, conns = held+m.held, conns+m.conns
+		}
+	}
+	if conns == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(held)/float64(conns))
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckConfigCapabilities: check-config refuses what it can know a
+// worker cannot do (preload for the built-in handler, which is Go), and
+// notes what only a worker COMMAND's hello tells (fork for preload,
+// handoff under a filter).
+func TestCheckConfigCapabilities(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		code       int
+		want       []string
+		not        string
+	}{
+		{"preload, built-in handler", "preload = true\n", exitConfig,
+			[]string{"c.conf:1: preload: true: must be false for the built-in handler", "drop --preload"}, "note:"},
+		{"preload and filter, worker", "preload = true\naccept-filter = http\nworker = /bin/sh\n", exitOK,
+			[]string{"c.conf: ok", "note: preload: the worker's zygote must announce the fork capability",
+				"note: accept-filter http: the worker must announce the handoff capability", "old generation serves on"}, ""},
+		{"filter, built-in handler", "accept-filter = http\n", exitOK, []string{"c.conf: ok"}, "note:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "c.conf")
+			if err := os.WriteFile(conf, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runActdOut(t, "check-config", conf)
+			out := stdout + stderr
+			if code != tc.code {
+				t.Errorf("got exit status %d, want %d; output:\n%s", code, tc.code, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("got output %q, want %q in it", out, w)
+				}
+			}
+			if tc.not != "" && strings.Contains(out, tc.not) {
+				t.Errorf("got output %q, want no %q", out, tc.not)
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package prefork_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/protocol"
+)
+
+// TestReloadIntoIncapableWorker: a reload into a worker that cannot do what
+// the settings ask is abandoned, and the pool keeps running on the old
+// generation: a zygote without fork under Preload (the Go worker cannot
+// fork), children without handoff under a filter, children that never
+// start. The reload's channel closes, the snapshot says why, the old
+// children answer, and a later reload starts a generation of its own.
+func TestReloadIntoIncapableWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		filter  acceptfilter.Filter
+		worker  string // the old generation's
+		into    string // the new generation's
+		preload bool
+		key     string // Abandoned.Key
+		reason  string
+	}{
+		{"preload without fork", acceptfilter.None, "echo", "echo", true, "preload", "without the fork capability"},
+		{"filter without handoff", acceptfilter.HTTP, "keephttp", "nohandoff", false, "accept-filter", "does not take handed-off connections"},
+		{"no child starts", acceptfilter.None, "echo", "crash", false, "", "no child of generation 2 said hello within start-timeout 500ms; worker failing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fastConfig(protocol.Dispatch)
+			cfg.Filter = tc.filter
+			p := startPool(t, cfg, tc.worker)
+			old := snapshot(t, p).Slots
+			into := cfg
+			into.Preload, into.StartTimeout = tc.preload, 500*time.Millisecond
+			into.Program = workerProgram(p.program, tc.into)
+			gen, ready, err := p.Reload(into)
+			if err != nil || gen != 2 {
+				t.Fatalf("Reload = %d, %v; want generation 2", gen, err)
+			}
+			select {
+			case <-ready:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the reload's channel still open after 10s")
+			}
+			s := snapshot(t, p)
+			if a := s.Abandoned; a == nil || a.Generation != 2 || a.Serving != 1 || a.Key != tc.key || !strings.Contains(a.Reason, tc.reason) {
+				t.Errorf("got abandoned %+v, want generation 2 for 1, key %q, reason %q", a, tc.key, tc.reason)
+			}
+			if s.Generation != 1 {
+				t.Errorf("got generation %d, want 1 serving on", s.Generation)
+			}
+			checkServedBy(t, p, tc.filter, old)
+			select {
+			case err := <-p.runErr:
+				t.Fatalf("the pool stopped: %v", err)
+			default:
+			}
+			if ready, err := p.reload(cfg); err != nil {
+				t.Fatal(err)
+			} else {
+				<-ready
+			}
+			if s := snapshot(t, p); s.Generation != 3 {
+				t.Errorf("after a good reload: generation %d, want 3", s.Generation)
+			}
+		})
+	}
+}
+
+// checkServedBy sends requests (HTTP under a filter) and checks that the
+// children in old answer them.
+func checkServedBy(t *testing.T, p *testPool, filter acceptfilter.Filter, old []prefork.SlotInfo) {
+	t.Helper()
+	for i := range 5 {
+		var body string
+		var err error
+		if filter == acceptfilter.None {
+			body, err = request(p.addr, "after")
+		} else {
+			body, err = get(p.addr, "/after")
+		}
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if !slices.ContainsFunc(old, func(s prefork.SlotInfo) bool {
+			return strings.Contains(body, " pid="+strconv.Itoa(s.PID)+" ")
+		}) {
+			t.Errorf("request %d answered %q, want one of the old children %+v", i, body, old)
+		}
+	}
+}
+
+// workerProgram returns prog running the test worker name instead.
+func workerProgram(prog prefork.Program, name string) prefork.Program {
+	prog.Env = slices.DeleteFunc(slices.Clone(prog.Env), func(kv string) bool {
+		return strings.HasPrefix(kv, envWorker+"=")
+	})
+	prog.Env = append(prog.Env, envWorker+"="+name)
+	return prog
+}

@@ -1,0 +1,192 @@
+package prefork
+
+import (
+	"fmt"
+	"time"
+)
+
+// A generation is the children started with one configuration: the first
+// by Run, each later one by Reload. A reload's generation takes over in
+// two steps. It is up when StartChildren of its children have said hello
+// (or StartTimeout passed with at least one up); it serves alone once the
+// older generations are out of the accept path: every older child was told
+// to drain, and each has exited but for those finishing the connection in
+// hand (busy), which take no other (a drain wins over a waiting connection,
+// docs/protocol.md). A reload's generation that cannot serve is abandoned
+// instead (abandon.go): the one before it serves on.
+
+// readiness tracks one generation's start. Its channel closes when the
+// generation serves (see above; the first generation: once it is up), when
+// it is abandoned, or when a later Reload supersedes it.
+type readiness struct {
+	gen      int
+	want     int
+	deadline time.Time
+	ch       chan struct{}
+	reload   bool // started by Reload: older children hand over to it
+	up       bool // want children said hello, or the deadline passed with one up
+	done     bool // ch is closed
+}
+
+// check moves r along: up, then (a reload's) serving alone, or abandoned
+// when the deadline passes with none of its children up. Run's loop calls
+// it on every turn; it walks the slots only until r is done.
+func (r *readiness) check(p *Pool) {
+	if r == nil || r.done {
+		return
+	}
+	if !r.up {
+		n := p.upCount(r.gen)
+		switch {
+		case n >= r.want:
+		case p.now.Before(r.deadline):
+			return
+		case n == 0 && r.reload && r.gen == p.gen:
+			p.abandon(p.noStart(r))
+			return
+		}
+		r.up = true
+	}
+	if r.reload && r.gen == p.gen && !p.handOver(r) {
+		return
+	}
+	r.close(p)
+}
+
+// close closes r's channel, once.
+func (r *readiness) close(p *Pool) {
+	if r == nil || r.done {
+		return
+	}
+	r.done = true
+	close(r.ch)
+	p.changedState()
+}
+
+// upCount returns the children of generation gen that said hello.
+func (p *Pool) upCount(gen int) int {
+	n := 0
+	for _, s := range p.slots {
+		if s.live() && s.gen == gen && !s.ending() && !s.state.starting() {
+			n++
+		}
+	}
+	return n
+}
+
+// noStart is why generation r is abandoned when none of its children said
+// hello within StartTimeout.
+func (p *Pool) noStart(r *readiness) error {
+	failing := ""
+	if p.backoff.failures > 0 {
+		failing = fmt.Sprintf("; worker failing (%s), %d in a row", p.backoff.lastExit, p.backoff.failures)
+	}
+	return fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, p.cfg.StartTimeout, failing)
+}
+
+// handOver retires the older generations' children once generation r
+// serves: it has an idle child (in exclusive mode: registered on the
+// listeners), or the mode does not tell (shared), or r's deadline passed.
+// It reports whether the older children are out of the accept path: each
+// exited, or busy and told to drain.
+func (p *Pool) handOver(r *readiness) bool {
+	serves := p.genHasIdle(r.gen) || !p.cfg.Mode.SpeaksProtocol() || !p.now.Before(r.deadline)
+	if !serves {
+		return false
+	}
+	out := true
+	for _, s := range p.slots {
+		if !s.live() || s.gen == r.gen {
+			continue
+		}
+		p.retire(s, "old generation")
+		out = out && s.ending() && (s.state == busy || s.state == movingBusy)
+	}
+	return out
+}
+
+// startGeneration starts StartChildren children of a new generation.
+func (p *Pool) startGeneration() {
+	p.ready.close(p) // superseded: whoever waits for it learns so from the generation
+	p.issued++
+	p.gen = p.issued
+	p.ramp = 1
+	p.backoff = backoff{}
+	p.renewZygote() // zygote.go, under Preload
+	p.ready = &readiness{gen: p.gen, want: p.cfg.StartChildren, reload: p.prev != nil,
+		deadline: p.now.Add(p.cfg.StartTimeout), ch: make(chan struct{})}
+	for range p.cfg.StartChildren {
+		p.start()
+	}
+	p.nextTick = p.now.Add(p.tickPeriod())
+	p.changedState()
+}
+
+// Ready returns a channel closed when the first generation's start children
+// have all said hello (or StartTimeout passed first). In shared mode that is
+// as soon as they are started. The channel is never closed if Run is never called.
+func (p *Pool) Ready() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		var r <-chan struct{}
+		if p.call(func() { r = p.readyCh(1) }) == nil && r != nil {
+			select {
+			case <-r:
+			case <-p.done:
+			}
+		}
+		close(ch)
+	}()
+	return ch
+}
+
+func (p *Pool) readyCh(gen int) chan struct{} {
+	if p.ready == nil || p.ready.gen != gen {
+		return nil
+	}
+	return p.ready.ch
+}
+
+// Reload starts a new generation of children with cfg and hands the pool
+// over to it: none is stopped mid-connection, and old idle children keep
+// taking connections until the new generation has an idle child; then
+// every old child is told to drain. The listeners stay as they are. It
+// returns the new generation's number and a channel closed when that
+// generation serves alone (see the top of generation.go: old children
+// exited, or finishing their last connection), when the generation was
+// abandoned (a Snapshot's Abandoned says why), or when a later Reload
+// superseded it (a Snapshot's Generation then differs). It returns an
+// error instead: a *FieldError, an attempt to change the accept mode or
+// filter, or ErrStopped.
+func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, nil, err
+	}
+	var ready chan struct{}
+	var gen int
+	var err error
+	callErr := p.call(func() {
+		if cfg.Mode != p.cfg.Mode {
+			err = fmt.Errorf("reload: accept mode %v cannot change to %v without a restart", p.cfg.Mode, cfg.Mode)
+			return
+		}
+		if cfg.Filter != p.cfg.Filter {
+			err = fmt.Errorf("reload: accept filter %v cannot change to %v without a restart", p.cfg.Filter, cfg.Filter)
+			return
+		}
+		if p.stop != nil {
+			err = ErrStopped
+			return
+		}
+		p.prev = p.current()
+		p.cfg, p.program, p.env = cfg, program(cfg), childEnv(cfg, p.listeners)
+		p.startGeneration()
+		p.stats.Reloads++
+		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)
+		ready, gen = p.ready.ch, p.gen
+	})
+	if callErr != nil {
+		return 0, nil, callErr
+	}
+	return gen, ready, err
+}

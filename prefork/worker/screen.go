@@ -1,0 +1,175 @@
+package worker
+
+import (
+	"errors"
+	"time"
+	"unsafe"
+
+	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/protocol"
+
+	"golang.org/x/sys/unix"
+)
+
+// Children first under an accept filter (docs/protocol.md, "Accept
+// filters: children first"). A child that announced protocol.CapScreen
+// accepts by itself, as in exclusive mode, and looks at each connection
+// with the filter's rule (acceptfilter.Ready, the master's own): a ready
+// one is served at once, one that is not goes to the master (Keep with
+// protocol.NotReady, its fd attached), which holds it and hands it over
+// (Conn) once ready. The child is idle to the master from its first Idle
+// on: connections handed over may come before its go-ahead to register.
+
+// screenSince is the protocol revision that added protocol.CapScreen.
+const screenSince = 4
+
+// screens reports whether a child with env takes the fast path: an accept
+// filter in dispatch mode, under a master of revision 4 or later.
+func (e Env) screens() bool {
+	return e.Mode == protocol.Dispatch && e.Filter != acceptfilter.None && e.Revision >= screenSince
+}
+
+// caps returns what the child announces in its Hello.
+func (e Env) caps() protocol.Caps {
+	if e.screens() {
+		return protocol.CapHandoff | protocol.CapScreen
+	}
+	return protocol.CapHandoff
+}
+
+// screener is a screening child's side of each connection.
+type screener struct {
+	ch     channel
+	filter acceptfilter.Filter
+	peek   []byte // acceptfilter.HeadLimit bytes, for every look
+	h      connServer
+	keep   keepServer // nil: h serves a connection to its end
+}
+
+// serveScreen runs a screening child until a drain, the master's end or
+// garbage.
+func serveScreen(env Env, ch channel, h connServer, keep keepServer) error {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ep)
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: channelTag}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, env.Channel, &ev); err != nil {
+		return err
+	}
+	sc := &screener{ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep}
+	events := make([]unix.EpollEvent, len(env.Listeners)+1)
+	var p pause
+	var again retry
+	registered := false
+	report := newLateBusy(ch)
+	for {
+		n, err := waitEvents(ep, events, report)
+		if err != nil {
+			return err
+		}
+		if done, err := sc.orders(events[:n], ep, env, &registered, report); done || err != nil {
+			return errors.Join(err, report.flush())
+		}
+		for _, ev := range events[:n] {
+			if ev.Fd != channelTag {
+				r := run{begin: time.Now(), idle: true, again: &again, screen: sc}
+				if err := r.serve(env, report, h, int(ev.Fd), &p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// orders reads one message if the back-channel is readable: a connection
+// handed over (served at once), a go-ahead to register (again), a ping, a
+// drain. It reports done after a drain or the master's end.
+func (sc *screener) orders(events []unix.EpollEvent, ep int, env Env, registered *bool, report *lateBusy) (bool, error) {
+	for _, ev := range events {
+		if ev.Fd != channelTag {
+			continue
+		}
+		m, fd, err := sc.ch.recvFD()
+		if err != nil {
+			return true, endOf(err)
+		}
+		if m.Type == protocol.Conn {
+			if err := report.flush(); err != nil {
+				unix.Close(fd)
+				return true, err
+			}
+			return false, serveHanded(env, sc.ch, sc.h, sc.keep, m, fd)
+		}
+		order, err := sc.ch.order(m)
+		switch {
+		case err != nil || order == protocol.Drain:
+			return true, err
+		case order == protocol.Accept:
+			return false, sc.register(ep, env, registered)
+		}
+	}
+	return false, nil
+}
+
+// register registers the listeners, or registers them again (to the back
+// of their wait queues), and says Idle.
+func (sc *screener) register(ep int, env Env, registered *bool) error {
+	var err error
+	if *registered {
+		err = registerAgain(ep, env)
+	} else {
+		err = registerListeners(ep, env)
+	}
+	if err != nil {
+		return err
+	}
+	*registered = true
+	return sc.ch.send(protocol.Idle, 0, 0)
+}
+
+// look reports whether connection fd, just accepted on listener l, is
+// ready to serve. One that is not is the master's now (Keep, NotReady);
+// one whose client is gone is closed. Either way fd is closed then.
+func (sc *screener) look(fd, l int) (bool, error) {
+	n, err := peek(fd, sc.peek)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+	case err != nil || n == 0:
+		unix.Close(fd)
+		return false, nil
+	case sc.filter.Ready(sc.peek[:n], 0):
+		return true, nil
+	}
+	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady}, fd)
+	unix.Close(fd)
+	return false, err
+}
+
+// serve serves connection fd, accepted on listener l, and gives it back
+// to the master (Keep) between two requests if the handler says so. It
+// closes fd.
+func (sc *screener) serve(fd, l int) error {
+	if sc.keep == nil {
+		sc.h(fd)
+		return nil
+	}
+	var err error
+	if sc.keep(fd) {
+		err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l)}, fd)
+	}
+	unix.Close(fd)
+	return err
+}
+
+// peek is recv(2) with MSG_PEEK|MSG_DONTWAIT: no allocation, no source
+// address.
+func peek(fd int, buf []byte) (int, error) {
+	n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])),
+		uintptr(len(buf)), unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(n), nil
+}
