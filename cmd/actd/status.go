@@ -22,16 +22,9 @@ import (
 func runStatus(args []string) int {
 	fs := flag.NewFlagSet("actd status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the raw status document")
-	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Print("usage: actd status [--json] [--control-socket PATH] [NAME]\n\n" +
-			"  --json                 print the raw status document\n" +
-			"  --control-socket PATH  the pool's control socket (default: NAME's, else /run/actd/control.sock)\n")
-		return exitOK
-	} else if err != nil {
-		fmt.Fprintln(os.Stderr, "actd status:", err)
-		return exitUsage
+	path := fs.String("control-socket", "", "`PATH` of the pool's control socket (default: NAME's, else /run/actd/control.sock)")
+	if code, done := subcommandFlags(fs, args, "[--json] [--control-socket PATH] [NAME]"); done {
+		return code
 	}
 	sock := statusSocket(*path, fs.Arg(0))
 	raw, err := fetchStatus(sock)
