@@ -128,21 +128,6 @@ func (m *master) statusDoc(ctx context.Context, unit string) (statusDoc, error) 
 		Note: m.report.currentNote(), Snapshot: snap}, nil
 }
 
-// request sends one request line to the control socket at path and returns
-// the whole answer, read within wait.
-func request(path, req string, wait time.Duration) ([]byte, error) {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(wait))
-	if _, err := io.WriteString(c, req+"\n"); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(c)
-}
-
 // ownUnit returns the systemd unit this process runs in, from the last
 // element of its cgroup path, or "" outside a service.
 func ownUnit() string {

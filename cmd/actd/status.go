@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -30,7 +31,7 @@ func runStatus(args []string) int {
 	raw, err := fetchStatus(sock)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, dialReason(err))
-		fmt.Fprintln(os.Stderr, "is actd running? pass NAME for actd@NAME, or --control-socket PATH for a pool started by hand")
+		fmt.Fprintln(os.Stderr, statusHint(err))
 		return exitFailure
 	}
 	if *asJSON {
@@ -67,6 +68,14 @@ func statusSocket(flagPath, name string) string {
 		return p
 	}
 	return "/run/actd/control.sock"
+}
+
+// statusHint is what to try after the status request failed with err.
+func statusHint(err error) string {
+	if errors.Is(err, syscall.EAGAIN) {
+		return "actd runs, but its control socket stays busy (many status clients at once?): try again"
+	}
+	return "is actd running? pass NAME for actd@NAME, or --control-socket PATH for a pool started by hand"
 }
 
 // dialReason is err without the address net.OpError repeats, e.g.
