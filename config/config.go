@@ -25,6 +25,7 @@ import (
 type Config struct {
 	File          string         // --config
 	Listen        []string       // --listen, used when systemd passes no socket
+	SocketMode    fs.FileMode    // --socket-mode of --listen unix: files; 0: the umask's
 	Pool          prefork.Config // pool settings; Program is left to the caller
 	Worker        []string       // COMMAND after "--", or the file's worker key
 	Exec          []string       // --exec: inetd-style command per connection

@@ -106,6 +106,7 @@ func TestBadInputExitStatus(t *testing.T) {
 		{"flag typo", []string{"--max-childen", "3"}, exitUsage, []string{"unknown flag --max-childen: did you mean --max-children?"}},
 		{"status unknown flag", []string{"status", "--bogus"}, exitUsage, []string{"actd status: unknown flag --bogus", "usage: actd status [--json]", "  --control-socket PATH"}},
 		{"status flag typo", []string{"status", "--jsn"}, exitUsage, []string{"did you mean --json?", "usage: actd status"}},
+		{"socket mode", []string{"--listen", "127.0.0.1:0", "--socket-mode", "rw-rw----"}, exitConfig, []string{`socket-mode: "rw-rw----": want permission bits in octal`}},
 		{"reload unknown flag", []string{"reload", "--bogus"}, exitUsage, []string{"actd reload: unknown flag --bogus", "usage: actd reload [--control-socket PATH] [NAME]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

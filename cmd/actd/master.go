@@ -102,7 +102,7 @@ func errnoOf(err error) syscall.Errno {
 // for no socket or a bad setting, 71 when the system refuses a socket (an
 // address in use, a control socket directory that does not exist).
 func (m *master) start() (int, error) {
-	socks, stored, err := activation.SocketsWithStored(m.cfg.Listen)
+	socks, stored, err := activation.SocketsWithStored(m.cfg.Listen, m.cfg.SocketMode)
 	if errors.Is(err, activation.ErrNoSockets) {
 		return exitConfig, fmt.Errorf("listen: no socket from systemd (LISTEN_FDS) and no --listen address")
 	}
