@@ -48,7 +48,7 @@ func runMaster(args []string) int {
 	if err != nil {
 		return configExit(&config.Error{Key: "log-format", Err: err})
 	}
-	warnRoot(log, os.Geteuid(), os.Getenv)
+	warnRoot(os.Stderr, os.Geteuid(), os.Getenv)
 	// Catch the signals before binding anything: a SIGHUP or SIGTERM sent
 	// as soon as the control socket answers waits for serve instead of
 	// killing the master (the default action of both).

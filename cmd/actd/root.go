@@ -1,6 +1,9 @@
 package main
 
-import "log/slog"
+import (
+	"fmt"
+	"io"
+)
 
 // rootWarning returns the warning for a master started by hand as root
 // (euid 0, and neither INVOCATION_ID nor LISTEN_FDS from systemd, read with
@@ -15,9 +18,11 @@ func rootWarning(euid int, getenv func(string) string) string {
 		"start actd as the user the workers should run as (runuser -u USER -- actd ...), or from a unit with User= or DynamicUser="
 }
 
-// warnRoot logs rootWarning, if any.
-func warnRoot(log *slog.Logger, euid int, getenv func(string) string) {
+// warnRoot writes rootWarning, if any, to w as one "actd: warning: …"
+// line: a person at a terminal reads it, as they read actd's fatal errors;
+// it is not a log event.
+func warnRoot(w io.Writer, euid int, getenv func(string) string) {
 	if msg := rootWarning(euid, getenv); msg != "" {
-		log.Warn(msg)
+		fmt.Fprintln(w, "actd: warning:", msg)
 	}
 }
