@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -110,4 +111,26 @@ func parseSize(s string) (uint64, error) {
 		return 0, strconv.ErrRange
 	}
 	return n << shift, nil
+}
+
+// modeValue is a file's permission bits in octal, as chmod(1) and
+// systemd's SocketMode= write them: 0660, 660 or 0o660.
+type modeValue struct{ p *fs.FileMode }
+
+func (v modeValue) String() string {
+	if v.p == nil || *v.p == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%04o", uint32(*v.p))
+}
+
+// Set parses s. It returns an error quoting s if s is not octal or has
+// more than the permission bits (0 to 0777).
+func (v modeValue) Set(s string) error {
+	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0o"), "0O"), 8, 32)
+	if err != nil || n > 0o777 {
+		return fmt.Errorf("%q: want permission bits in octal, 0 to 0777, such as 0660", s)
+	}
+	*v.p = fs.FileMode(n)
+	return nil
 }
