@@ -32,6 +32,7 @@ func TestGrandchildGetsNoListener(t *testing.T) {
 			p := startPool(t, tc.mode, "spawn.psgi", tc.flags...)
 			pid := grandchild(t, p.addr)
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			execed(t, pid, "sleep")
 			dir := fmt.Sprintf("/proc/%d/fd/", pid)
 			entries, err := os.ReadDir(dir)
 			if err != nil || len(entries) == 0 {
@@ -66,4 +67,19 @@ func grandchild(t *testing.T, addr string) int {
 		t.Fatalf("got body %q, %v, want the grandchild's PID", body, err)
 	}
 	return pid
+}
+
+// execed waits until process pid runs program (its fork has exec'd):
+// close-on-exec acts at the exec, so until then the fork holds every fd.
+func execed(t *testing.T, pid int, program string) {
+	t.Helper()
+	for end := time.Now().Add(ioBound); ; time.Sleep(5 * time.Millisecond) {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.HasPrefix(string(cmdline), program+"\x00") {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("process %d: cmdline %q (%v) after %v, want %s", pid, cmdline, err, ioBound, program)
+		}
+	}
 }
