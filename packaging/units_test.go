@@ -83,8 +83,8 @@ var lifecycle = []directive{
 	{"Service", "TimeoutStopSec", "35s"},
 	{"Service", "OOMPolicy", "continue"},
 	{"Service", "LimitNOFILE", "65536"},
-	{"Service", "FileDescriptorStoreMax", "4096"},
-	{"Service", "Environment", "FDSTORE=4096"},
+	{"Service", "FileDescriptorStoreMax", "16384"},
+	{"Service", "Environment", "FDSTORE=16384"},
 }
 
 // Directives the services must not carry: they would undo the sandbox or
