@@ -85,6 +85,7 @@ func parseLength(v []byte) int64 {
 type Wait struct {
 	Body
 	Ready bool  // nothing: hand it over
+	Bound bool  // ready with bound bytes of a larger body in
 	Need  int64 // bytes queued (head included) that make it ready; 0 if Ready
 	Peek  int   // bytes to peek at for the next look: more than HeadLimit only for a chunked body
 }
@@ -96,7 +97,8 @@ type Wait struct {
 // It returns Ready for a request without a body or whose framing is a
 // fault (ParseBody), with bound 0, once the body is in (Content-Length
 // bytes queued; a chunked body's end within peek, or a fault in it), and
-// once bound bytes of body are queued; else Need, the queued bytes that
+// once bound bytes of body are queued (Bound, if the body is larger);
+// else Need, the queued bytes that
 // make it ready (head plus body, up to the bound), and Peek, what the next
 // look must peek at to see a chunked body's end.
 func Await(peek []byte, queued int, bound int64) Wait {
@@ -108,13 +110,13 @@ func Await(peek []byte, queued int, bound int64) Wait {
 	if !b.Chunked {
 		need := int64(b.Head) + min(b.Length, bound)
 		if int64(queued) >= need {
-			return Wait{Body: b, Ready: true}
+			return Wait{Body: b, Ready: true, Bound: b.Length > bound}
 		}
 		return Wait{Body: b, Need: need}
 	}
 	end := ChunkedEnd(peek[b.Head:])
 	if end != 0 || int64(queued) >= limit {
-		return Wait{Body: b, Ready: true}
+		return Wait{Body: b, Ready: true, Bound: end == 0}
 	}
 	return Wait{Body: b, Need: limit, Peek: int(min(limit, math.MaxInt32))}
 }

@@ -59,6 +59,9 @@ func TestAwait(t *testing.T) {
 			if w.Ready != tc.ready || w.Need != tc.need {
 				t.Errorf("got ready %v, need %d; want %v, %d", w.Ready, w.Need, tc.ready, tc.need)
 			}
+			if over := strings.Contains(tc.name, "over the bound") || strings.Contains(tc.name, "at the bound"); w.Bound != over {
+				t.Errorf("got bound %v, want %v", w.Bound, over)
+			}
 			if w.Chunked && !w.Ready && w.Peek < int(w.Need) {
 				t.Errorf("got peek %d for a chunked body, want at least %d", w.Peek, w.Need)
 			}
