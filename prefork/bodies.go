@@ -184,3 +184,17 @@ func growRcvbuf(fd, want int) int {
 	}
 	return got
 }
+
+// bodyInfo adds the bodies held to in, for a snapshot.
+func (h *holder) bodyInfo(in *HeldInfo) {
+	b := h.bodies
+	in.Bodies, in.BodyBound, in.BodyFull, in.BodyStalled, in.Continues = b.now, b.bound, b.full, b.stalled, b.continued
+	if b.now == 0 {
+		return
+	}
+	for i := range h.conns {
+		if c := &h.conns[i]; c.fd >= 0 && c.body != nil {
+			in.BodyBytes += int64(c.body.queued)
+		}
+	}
+}

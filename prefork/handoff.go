@@ -497,5 +497,6 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 		in.Oldest = max(now.Sub(t), 0)
 	}
 	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
+	h.bodyInfo(in)
 	return in
 }
