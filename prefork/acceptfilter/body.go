@@ -21,8 +21,8 @@ func (b Body) Has() bool { return b.Chunked || b.Length > 0 }
 // is false when peek holds no whole head, or a head whose framing every
 // worker answers at once with an error without reading a body (several
 // Content-Length values or a malformed one, Transfer-Encoding with
-// Content-Length, in HTTP/1.0, or other than chunked alone; a bare LF or
-// CR in the head): such a
+// Content-Length, in HTTP/1.0, or other than chunked alone; a fault of
+// the head rule before its end, or a head over HeadLimit): such a
 // request waits for no body. Other faults of a field line are the head
 // rule's (headReady) or the worker's, which answers them after the body.
 func ParseBody(peek []byte) (b Body, ok bool) {
@@ -35,11 +35,10 @@ func ParseBody(peek []byte) (b Body, ok bool) {
 		return Body{}, false
 	}
 	b.Head = start + end + 4
-	head := peek[start : start+end]
-	if n := bytes.Count(head, crlf); n != bytes.Count(head, []byte("\n")) || n != bytes.Count(head, []byte("\r")) {
-		return Body{Head: b.Head}, false // a bare LF or CR: the worker answers 400 at once
+	if b.Head > HeadLimit || headReady(peek[:b.Head-2], 0) {
+		return Body{Head: b.Head}, false // a fault in the head (headReady): the worker answers it at once
 	}
-	lines := bytes.Split(head, crlf)
+	lines := bytes.Split(peek[start:start+end], crlf)
 	http11 := bytes.HasSuffix(lines[0], []byte("HTTP/1.1"))
 	var lengths, codings int
 	for _, line := range lines[1:] {
