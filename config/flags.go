@@ -86,6 +86,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "`FORMAT` of the log: auto, text or journal")
 	fs.StringVar(&v.filter, "accept-filter", v.filter, "`FILTER` a connection passes before a child gets it: none, data (bytes came) or http (a request head came); the master holds it until then")
 	durationVar(&p.HoldTimeout, "hold-timeout", p.HoldTimeout, "close a held connection not ready within `D` (http: 408 first)")
+	fs.Var(sizeValue{&p.HoldBody}, "hold-body", "http filter: hold a request until `SIZE` bytes of its body are in (K, M, G; 0: hand it over with its head)")
 	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections, 0 for what the fd limit allows (at most 16384); at the limit, shed the oldest not ready")
 	return fs, v
 }

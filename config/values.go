@@ -70,11 +70,22 @@ func (v durationValue) Set(s string) error {
 // suffix (powers of 1024, as systemd's MemoryMax= reads them).
 type sizeValue struct{ p *uint64 }
 
+// String returns the size as Set reads it, in the largest unit that
+// divides it (1048576 is 1M).
 func (v sizeValue) String() string {
-	if v.p == nil {
+	if v.p == nil || *v.p == 0 {
 		return "0"
 	}
-	return strconv.FormatUint(*v.p, 10)
+	n := *v.p
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "G"}, {20, "M"}, {10, "K"}} {
+		if n%(1<<u.shift) == 0 {
+			return strconv.FormatUint(n>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(n, 10)
 }
 
 // Set parses s. It returns an error quoting s if s is not a size, or is one

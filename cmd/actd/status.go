@@ -141,6 +141,10 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		fmt.Fprintf(w, "held (accept filter %s): %d of max %d: %d waiting, %d ready, %d parked; oldest %v; %d held in all, %d handed over, %d hold timeouts, %d shed, %d closed by the client, %d parked in all\n",
 			h.Filter, h.Held, h.Max, h.Held-h.Ready-h.Parked, h.Ready, h.Parked, h.Oldest.Round(time.Millisecond),
 			s.Stats.Held, s.Stats.Handoffs, s.Stats.HoldTimeouts, s.Stats.Shed, s.Stats.HeldClosed, s.Stats.Parked)
+		if h.Filter == "http" {
+			fmt.Fprintf(w, "bodies held: %d (%d bytes in); %d handed over at --hold-body, %d with a full receive queue, %d stalled; %d 100 Continue sent\n",
+				h.Bodies, h.BodyBytes, h.BodyBound, h.BodyFull, h.BodyStalled, h.Continues)
+		}
 	}
 	if z := s.Zygote; z != nil {
 		fmt.Fprintf(w, "zygote (preload): pid %d, generation %d, %s for %v; rss %s, cpu %.2fs; %d forks, %d in all, %d restarts\n",

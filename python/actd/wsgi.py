@@ -134,8 +134,9 @@ class Server:
             return None
         go = None
         if request.expect_continue:
-            def go():
-                conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+            def go():  # not for a body begun: the master may have sent one (docs/protocol.md)
+                if not reader.buf and not http.queued(conn):
+                    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         if request.chunked:
             return http.ChunkedBody(reader, go, self.options.head_limit)
         return http.LengthBody(reader, request.length, go)
