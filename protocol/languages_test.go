@@ -116,7 +116,8 @@ func TestLanguages(t *testing.T) {
 				}
 			}
 			if got["header"] != header {
-				t.Errorf("%v encodes as %q, want %q", sampleHeader, got["header"], header)
+				t.Errorf("%c, listener %#04x, value %#08x encodes as %q, want %q",
+					sampleHeader.Type, sampleHeader.Listener, sampleHeader.Value, got["header"], header)
 			}
 		})
 	}
