@@ -46,12 +46,16 @@ type Config struct {
 	Filter          acceptfilter.Filter // --accept-filter, none (package acceptfilter)
 	HoldTimeout     time.Duration       // --hold-timeout, 10s: a held connection not ready by then is closed
 	MaxHeld         int                 // --max-held, 0: from the fd limit (budget.go); beyond it the master sheds the oldest not ready
+	HoldBody        uint64              // --hold-body, 1M: http filter, request body bytes held before a child gets the request (bodies.go); 0: none
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.
 }
+
+// maxHoldBody is the largest HoldBody a Config may ask for.
+const maxHoldBody = 1 << 30
 
 // maxMaxHeld is the largest MaxHeld a Config may ask for.
 const maxMaxHeld = 1 << 20
@@ -74,6 +78,7 @@ func DefaultConfig() Config {
 		GracefulTimeout: 30 * time.Second,
 		HoldTimeout:     10 * time.Second,
 		MaxHeld:         0,
+		HoldBody:        1 << 20,
 	}
 }
 
@@ -119,6 +124,7 @@ func (c Config) Validate() error {
 			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
 		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
 		{c.MaxHeld >= 0 && c.MaxHeld <= maxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("0 (from the fd limit) or between 1 and %d", maxMaxHeld)},
+		{c.HoldBody <= maxHoldBody, "hold-body", c.HoldBody, "0 (off) or at most 1G"},
 		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}

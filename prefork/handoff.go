@@ -205,6 +205,7 @@ func (x *handoffMode) look(i int, closed bool) {
 			x.p.stats.Overloads++
 		}
 	default:
+		x.hold.touch(i, x.p.now, x.p.cfg.HoldTimeout)
 		x.poll(i)
 	}
 }
@@ -296,13 +297,21 @@ func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
 
 // expire closes the connections held longer than HoldTimeout without
 // becoming ready: with the http filter, those that sent part of a request
-// get 408 first; silent and parked ones are closed quietly.
+// get 408 first; silent and parked ones are closed quietly. One whose head
+// is in and whose body came to a stop for HoldTimeout goes to a child.
 func (x *handoffMode) expire() {
 	p := x.p
 	for {
 		i := x.hold.expired(p.now.Add(-p.cfg.HoldTimeout))
 		if i < 0 {
 			return
+		}
+		if x.hold.conns[i].body != nil { // its body stalled: a child waits on it, as without the holder
+			x.hold.bodies.stalled++
+			x.hold.dropBody(&x.hold.conns[i])
+			x.hold.markReady(i)
+			x.handOff()
+			continue
 		}
 		p.stats.HoldTimeouts++
 		x.end(i)
@@ -488,5 +497,6 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 		in.Oldest = max(now.Sub(t), 0)
 	}
 	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
+	h.bodyInfo(in)
 	return in
 }
