@@ -147,7 +147,7 @@ class Child:
         self.sock.settimeout(timeout)
         try:
             msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
-        except TimeoutError:
+        except socket.timeout:  # TimeoutError from Python 3.10 on
             return None
         kind, _, listener, value = ch.HEADER.unpack(msg)
         return kind, listener, value, fds
