@@ -12,9 +12,10 @@ import (
 	"github.com/actd/actd/prefork/acceptfilter"
 )
 
-// screenCases is the readiness rule's table (docs/protocol.md, "The
-// readiness rule"; docs/http.md, "What ends a head"), which the master's
-// acceptfilter.Ready and the adapter's actd.screen.ready must both keep.
+// screenCases is the children's rule's table (docs/protocol.md, "The
+// readiness rule" and "The body rule"; docs/http.md, "What ends a head"),
+// which acceptfilter.Whole and the adapter's actd.screen.ready must both
+// keep.
 var screenCases = []struct {
 	name   string
 	filter acceptfilter.Filter
@@ -46,14 +47,30 @@ var screenCases = []struct {
 	{"http head and body", acceptfilter.HTTP, "POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab", true},
 	{"http one byte short of the limit", acceptfilter.HTTP, "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", acceptfilter.HeadLimit-20), false},
 	{"http at the limit", acceptfilter.HTTP, strings.Repeat("a", acceptfilter.HeadLimit), true},
+	{"http a body not all in", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nab", false},
+	{"http a body, names in any case", acceptfilter.HTTP, "POST / HTTP/1.1\r\ncontent-LENGTH:  3 \r\n\r\nab", false},
+	{"http Content-Length 0", acceptfilter.HTTP, "POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n", true},
+	{"http two lengths (answered 400)", acceptfilter.HTTP, "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", true},
+	{"http a bad length (answered 400)", acceptfilter.HTTP, "POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n", true},
+	{"http a chunked body whole", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\nab\r\n0\r\n\r\n", true},
+	{"http a chunked body and trailers whole", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nab\r\n0\r\nX: y\r\n\r\n", true},
+	{"http a chunked body not ended", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n", false},
+	{"http a chunk not all in", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nab", false},
+	{"http a bad chunk size (answered 400)", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", true},
+	{"http chunk data without its CRLF", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", true},
+	{"http a bare LF in a trailer", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX\n", true},
+	{"http chunked in HTTP/1.0 (answered 400)", acceptfilter.HTTP, "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", true},
+	{"http chunked and a length (answered 400)", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", true},
+	{"http another coding (answered 501)", acceptfilter.HTTP, "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", true},
 	{"data nothing", acceptfilter.Data, "", false},
 	{"data one byte", acceptfilter.Data, "G", true},
 	{"data head without its end", acceptfilter.Data, "GET / HTTP/1.1\r\n", true},
 }
 
 // TestScreenReady: actd.screen.ready, the adapter's readiness rule, and
-// the master's (acceptfilter.Ready) give the table's answer for every
-// case: a change to one that forgets the other fails here. One python3
+// the Go one (acceptfilter.Whole, the master's Ready and the body rule)
+// give the table's answer for every case: a change to one that forgets
+// the other fails here. One python3
 // reads every case (filter and hex head, a line each) and answers a line
 // each.
 func TestScreenReady(t *testing.T) {
@@ -79,8 +96,8 @@ for line in sys.stdin:
 	}
 	for i, tc := range screenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.filter.Ready([]byte(tc.head), 0); got != tc.want {
-				t.Errorf("acceptfilter %v Ready: got %v, want %v", tc.filter, got, tc.want)
+			if got := tc.filter.Whole([]byte(tc.head)); got != tc.want {
+				t.Errorf("acceptfilter %v Whole: got %v, want %v", tc.filter, got, tc.want)
 			}
 			want := map[bool]string{true: "ready", false: "not ready"}[tc.want]
 			if answers[i] != want {

@@ -21,20 +21,26 @@ CRLF = b"\r\n"
 REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e\x80-\xff]+ HTTP/[0-9]\.[0-9]")
 # a bare LF, a bare CR, a control byte other than HTAB
 FAULT = re.compile(rb"(?<!\r)\n|\r(?!\n|\Z)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+HEX = re.compile(rb"[0-9a-fA-F]*")
 
 READY, WAIT, GONE = "ready", "wait", "gone"  # what look() finds
 
 
 def ready(filter, head):
-    """Return whether head, the bytes a client has sent so far, makes its
-    connection ready under filter ("data" or "http").
+    """Return whether head, the bytes a client has sent so far (peeked
+    right after accept, at most HEAD_LIMIT), makes its connection ready
+    under filter ("data" or "http"): acceptfilter's Whole.
 
     An empty head never is. data: any byte. http: HEAD_LIMIT bytes, or
-    what head_ready() says.
+    what head_ready() says, and then the body rule: a request whose body
+    body_whole() finds not all there is not ready.
     """
     if not head:
         return False
-    return filter == "data" or len(head) >= HEAD_LIMIT or head_ready(bytes(head))
+    if filter == "data":
+        return True
+    head = bytes(head)
+    return (len(head) >= HEAD_LIMIT or head_ready(head)) and body_whole(head)
 
 
 def head_ready(head):
@@ -54,6 +60,103 @@ def head_ready(head):
     if line > LINE_LIMIT or not REQUEST_LINE.fullmatch(rest, 0, line):
         return True
     return rest.find(b"\r\n\r\n") >= 0 or FAULT.search(rest) is not None
+
+
+def body_whole(peek):
+    """Return whether the body the head at the start of peek announces is
+    all within peek (docs/protocol.md, "The body rule"): True for no whole
+    head, no body, or framing the server refuses at once (parse_body), and
+    for a chunked body with a fault (chunked_end)."""
+    body = parse_body(peek)
+    if body is None:
+        return True
+    head, length, chunked = body
+    if chunked:
+        return chunked_end(peek, head) != 0
+    return len(peek) - head >= length
+
+
+def parse_body(peek):
+    """Return (head, length, chunked) for the whole, well framed head at
+    the start of peek: head its bytes (CRLFs before the request line and
+    the CRLF CRLF included), length its Content-Length (0: none), chunked
+    whether it is Transfer-Encoding: chunked. None if peek holds no whole
+    head, a fault of the head rule, or framing answered at once without
+    a body: several Content-Length or a bad one, Transfer-Encoding with
+    Content-Length, in HTTP/1.0, or other than chunked alone."""
+    start = 0
+    while peek.startswith(CRLF, start):
+        start += 2
+    end = peek.find(b"\r\n\r\n", start)
+    if end < 0 or end + 4 > HEAD_LIMIT or head_ready(peek[:end + 2]):
+        return None
+    lines = peek[start:end].split(CRLF)
+    http11 = lines[0].endswith(b"HTTP/1.1")
+    lengths = codings = length = 0
+    chunked = False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name, value = name.lower(), value.strip(b" \t")
+        if name == b"content-length":
+            lengths += 1
+            length = int(value) if 0 < len(value) <= 18 and value.isdigit() else -1
+        elif name == b"transfer-encoding":
+            codings += 1
+            chunked = value.lower() == b"chunked"
+    if lengths > 1 or lengths == 1 and length < 0:
+        return None
+    if codings > 1 or codings == 1 and (lengths > 0 or not http11 or not chunked):
+        return None
+    return end + 4, length, chunked
+
+
+def chunked_end(peek, at):
+    """Scan the chunked body that starts at peek[at:]: return where it
+    ends (after its last chunk, trailers and final CRLF) once peek holds
+    it, -1 at a fault the server answers with 400 at once (a malformed
+    chunk-size line, chunk data not followed by CRLF, a bare LF in a
+    trailer line), or 0 while it may go on."""
+    while True:
+        line = peek.find(CRLF, at)
+        if line < 0:
+            return -1 if peek.find(b"\n", at) >= 0 or len(peek) - at > LINE_LIMIT else 0
+        size = chunk_size(peek[at:line])
+        if size is None:
+            return -1
+        at = line + 2
+        if size == 0:
+            return trailers_end(peek, at)
+        if size > len(peek) - at - 2:
+            return 0
+        at += size
+        if not peek.startswith(CRLF, at):
+            return -1
+        at += 2
+
+
+def trailers_end(peek, at):
+    """Return where the trailer section at peek[at:] ends (after its empty
+    line), -1 at a bare LF, 0 while it may go on."""
+    while True:
+        line = peek.find(CRLF, at)
+        if line < 0:
+            return -1 if peek.find(b"\n", at) >= 0 or len(peek) - at > HEAD_LIMIT else 0
+        if peek.find(b"\n", at, line) >= 0:
+            return -1
+        empty, at = line == at, line + 2
+        if empty:
+            return at
+
+
+def chunk_size(line):
+    """Return the size a chunk-size line (without its CRLF) starts with:
+    1 to 16 hex digits, below 2**63, then anything (extensions); None for
+    a line that does not start so, or holds a bare LF."""
+    digits = HEX.match(line).end()
+    if digits == 0 or digits > 16 or b"\n" in line:
+        return None
+    size = int(line[:digits], 16)
+    return size if size < 1 << 63 else None
 
 
 class Screen:

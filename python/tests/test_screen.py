@@ -14,6 +14,7 @@ from actd.worker import capabilities, screen_for
 
 HEAD = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
 CLOSE = b"GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+POST = b"POST /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 4\r\n\r\nbody"
 REPORTS = (ch.SERVED, ch.BUSY, ch.IDLE)
 
 # The child: fds argv[1] and argv[2] become 3 (the listener) and 4 (the
@@ -60,6 +61,10 @@ class ReadyTest(unittest.TestCase):
             ("http", b"GET / HTTP/1.1\r\nHost: \t", False),  # HTAB is not one
             ("http", b"GET /" + b"a" * 8192 + b" HTTP/1.1\r\n", True),  # 414
             ("http", b"GET / HTTP/1.1\r\n\r\nPOST", True),
+            ("http", b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab", False),  # the body rule
+            ("http", b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab", True),
+            ("http", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n", False),
+            ("http", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", True),
             ("http", long, True),  # at the limit: the server answers 431
             ("http", b"GET / HTTP/1.1\r\nX: " + long[:HEAD_LIMIT - 20], False),
         ]
@@ -191,10 +196,10 @@ def connect(test, child, data):
     return client
 
 
-def read_response(test, client):
-    """Read one response to GET /a (Content-Length 6); return its body."""
+def read_response(test, client, body=b"GET /a"):
+    """Read one response to GET /a (or what body names); return it."""
     got = b""
-    while not got.endswith(b"GET /a"):
+    while not got.endswith(body):
         chunk = client.recv(4096)
         test.assertTrue(chunk, f"after {got!r}: the connection closed")
         got += chunk
@@ -237,7 +242,8 @@ class ScreeningChildTest(unittest.TestCase):
                 self.assertEqual(fds, [])
 
     def test_not_ready_given_to_master(self):
-        cases = [("silent", "http", b""), ("part of a head", "http", CLOSE[:20]), ("silent", "data", b"")]
+        cases = [("silent", "http", b""), ("part of a head", "http", CLOSE[:20]), ("silent", "data", b""),
+                 ("part of a body", "http", POST[:-2])]
         for name, filter, data in cases:
             with self.subTest(name, filter=filter):
                 c = Child(self, filter)
@@ -248,11 +254,12 @@ class ScreeningChildTest(unittest.TestCase):
                 fds = got[3]
                 self.assertEqual(len(fds), 1)
                 self.assertIsNone(c.heard(0.2), "want nothing after K: no B, I or S")
-                client.sendall(CLOSE[len(data):])  # now ready: the master hands it over
+                whole = POST if data.startswith(b"POST") else CLOSE
+                client.sendall(whole[len(data):])  # now ready: the master hands it over
                 c.send(ch.CONNECTION, 0, 0, fds[0])
                 os.close(fds[0])
                 c.expect(ch.BUSY)
-                read_response(self, client)
+                read_response(self, client, whole.split(b" HTTP")[0])
                 c.expect(ch.IDLE)
                 self.assertEqual(client.recv(16), b"", "want the child's copy closed")
 
