@@ -48,7 +48,7 @@ func TestPipInstallIntoVenv(t *testing.T) {
 	if _, err := p.WaitStatus(pooltest.Ready); err != nil {
 		t.Fatalf("pool not ready: %v\n%s", err, p.LogText(t))
 	}
-	got, err := exchange(addr, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+	got, err := exchange(addr, "GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n") // Host: HTTP/1.1 requires it (docs/http.md)
 	if err != nil || len(got) != 1 || got[0].body != "from the venv" {
 		t.Errorf("got %+v, %v; want one reply \"from the venv\"", got, err)
 	}
