@@ -102,54 +102,59 @@ func rawSendNow(fd int, b []byte, read bool) (int, error) {
 }
 
 // rawRecvFD is recvmsg(2) on a non-blocking back-channel: the packet into
-// b, and the first file descriptor it carried (close-on-exec), or -1. Any
-// further descriptors are closed.
-func rawRecvFD(fd int, b []byte) (n, got int, err error) {
-	var oob [64]byte // room for a few descriptors: a child sends one
+// b, and the first two file descriptors it carried (close-on-exec), -1
+// where there is none (a child sends one, or two with a Write). Any further
+// descriptors are closed.
+func rawRecvFD(fd int, b []byte) (n int, got [2]int, err error) {
+	var oob [64]byte // room for a few descriptors
 	iov := unix.Iovec{Base: &b[0]}
 	iov.SetLen(len(b))
 	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
 	msg.SetControllen(len(oob))
 	r, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_CMSG_CLOEXEC)
 	if errno != 0 {
-		return -1, -1, errno
+		return -1, noFDs, errno
 	}
-	got = -1
+	got = noFDs
 	if msg.Controllen > 0 {
-		got = firstFD(oob[:msg.Controllen])
+		got = firstFDs(oob[:msg.Controllen])
 	}
-	if got < 0 && msg.Flags&unix.MSG_CTRUNC != 0 {
-		got = fdLost
+	if got[0] < 0 && msg.Flags&unix.MSG_CTRUNC != 0 {
+		got[0] = fdLost
 	}
 	return int(r), got, nil
 }
+
+// noFDs is a packet's descriptors when it carried none.
+var noFDs = [2]int{-1, -1}
 
 // fdLost is rawRecvFD's descriptor when one was sent but the master could
 // not take it (out of file descriptors: the kernel drops it).
 const fdLost = -2
 
-// firstFD returns the first descriptor in a control message buffer, or -1,
-// and closes any others.
-func firstFD(oob []byte) int {
+// firstFDs returns the first two descriptors in a control message buffer,
+// -1 for each missing, and closes any others.
+func firstFDs(oob []byte) [2]int {
+	got, n := noFDs, 0
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return -1
+		return got
 	}
-	first := -1
 	for _, m := range msgs {
 		fds, err := unix.ParseUnixRights(&m)
 		if err != nil {
 			continue
 		}
 		for _, fd := range fds {
-			if first < 0 {
-				first = fd
+			if n < len(got) {
+				got[n] = fd
+				n++
 				continue
 			}
 			unix.Close(fd)
 		}
 	}
-	return first
+	return got
 }
 
 // rawSendFD is sendmsg(2) of packet b with descriptor fd attached
