@@ -10,10 +10,14 @@ import (
 // SendFD writes m to the back-channel conn with file descriptor fd attached
 // (SCM_RIGHTS): the receiver gets its own copy, the sender still owns fd. It
 // returns the write's error, wrapped, and retries on EINTR.
-func SendFD(conn int, m Message, fd int) error {
+func SendFD(conn int, m Message, fd int) error { return SendFDs(conn, m, fd) }
+
+// SendFDs is SendFD with several descriptors, in order (a Write: the
+// connection, then the data).
+func SendFDs(conn int, m Message, fds ...int) error {
 	buf := make([]byte, m.Size())
 	for {
-		err := unix.Sendmsg(conn, m.Encode(buf), unix.UnixRights(fd), nil, 0)
+		err := unix.Sendmsg(conn, m.Encode(buf), unix.UnixRights(fds...), nil, 0)
 		if !errors.Is(err, unix.EINTR) {
 			if err != nil {
 				return fmt.Errorf("send %v with fd: %w", m.Type, err)

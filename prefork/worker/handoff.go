@@ -64,7 +64,7 @@ func serveHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.
 		return ch.send(protocol.Idle, 0, 0)
 	}
 	var err error
-	if keep(fd) {
+	if keepWith(keep, ch, l, fd, env.offloads()) {
 		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener}, fd)
 	}
 	unix.Close(fd)
