@@ -63,6 +63,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.StringVar(&v.exec, "exec", "", "inetd style: run `COMMAND` per connection, the connection as stdin/stdout")
 	fs.StringVar(&c.Handler, "handler", c.Handler, "`NAME` of the built-in handler run without COMMAND or --exec: http")
 	durationVar(&c.HandlerDelay, "handler-delay", 0, "built-in handler waits `D` per request")
+	fs.StringVar(&c.HandlerFiles, "handler-files", "", "built-in handler serves the files of `DIR` as /files/NAME")
 	intVar(&p.MinChildren, "min-children", p.MinChildren, "never fewer children than `N`")
 	intVar(&p.MaxChildren, "max-children", p.MaxChildren, "never more than `N` children, 1 to 4096")
 	intVar(&p.MinSpare, "min-spare", p.MinSpare, "start children while fewer than `N` are idle")
