@@ -190,8 +190,10 @@ func TestOffloadSlowReaders(t *testing.T) {
 // TestOffloadStalledReader: a client that reads nothing of its response
 // leaves no child busy (the master holds it), and is closed after
 // --send-timeout; it got a part of the response, then the end of file.
+// Status, metrics and the journal show the response held, then the cut.
 func TestOffloadStalledReader(t *testing.T) {
-	a := startOffloading(t, t.TempDir(), "--send-timeout", "1s")
+	addr := freeAddr(t)
+	a := startOffloading(t, t.TempDir(), "--send-timeout", "1s", "--metrics-listen", addr)
 	c, err := net.Dial("unix", a.sock)
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +204,14 @@ func TestOffloadStalledReader(t *testing.T) {
 		s := a.status(t).Snapshot
 		return s.Held != nil && s.Held.Sending == 1 && s.Busy == 0
 	})
+	var text bytes.Buffer
+	printStatus(&text, a.status(t), "")
+	_, metrics, err := scrape(addr, "/metrics")
+	for _, want := range []string{"finished by the master: 1 responses", "actd_offload_connections 1\n", "actd_offloaded_total 1\n"} {
+		if !strings.Contains(text.String()+metrics, want) {
+			t.Errorf("status and metrics lack %q (%v):\n%s%s", want, err, text.String(), metrics)
+		}
+	}
 	waitFor(t, "a send timeout", 10*time.Second, func() bool { return a.status(t).Snapshot.Stats.SendTimeouts == 1 })
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	got, err := io.Copy(io.Discard, c)
@@ -210,6 +220,10 @@ func TestOffloadStalledReader(t *testing.T) {
 	}
 	if s := a.status(t).Snapshot; s.Held.Sending != 0 || s.Stats.Finished != 0 {
 		t.Errorf("sending %d, finished %d after the timeout; want 0, 0", s.Held.Sending, s.Stats.Finished)
+	}
+	_, metrics, err = scrape(addr, "/metrics")
+	if !strings.Contains(metrics, "actd_send_timeouts_total 1\n") || !strings.Contains(a.stderr.String(), "event=send_timeout") {
+		t.Errorf("metrics or journal lack the send timeout (%v):\n%s", err, metrics)
 	}
 }
 
