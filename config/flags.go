@@ -88,7 +88,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	durationVar(&p.HoldTimeout, "hold-timeout", p.HoldTimeout, "close a held connection not ready within `D` (http: 408 first)")
 	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections, 0 for what the fd limit allows (at most 16384); at the limit, shed the oldest not ready")
 	fs.Var(sizeValue{&p.OffloadMax}, "offload-max", "under an accept filter, the master finishes responses of up to `SIZE` that clients read slowly (K, M, G; 0: never)")
-	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "warn when the responses the master finishes hold more than `SIZE` of data (K, M, G)")
+	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "the responses the master finishes hold at most `SIZE` of data in all; beyond it children write them (K, M, G)")
 	durationVar(&p.SendTimeout, "send-timeout", p.SendTimeout, "close a connection whose response the master finishes once its client takes nothing for `D`")
 	return fs, v
 }

@@ -47,7 +47,7 @@ type Config struct {
 	HoldTimeout     time.Duration       // --hold-timeout, 10s: a held connection not ready by then is closed
 	MaxHeld         int                 // --max-held, 0: from the fd limit (budget.go); beyond it the master sheds the oldest not ready
 	OffloadMax      uint64              // --offload-max, 8M: the largest rest of a response the master finishes (offload.go); 0 = none
-	OffloadTotal    uint64              // --offload-total, 256M: the data of all responses the master finishes, beyond which it warns
+	OffloadTotal    uint64              // --offload-total, 256M: the data of all responses the master finishes; beyond it a child writes them (Unsent)
 	SendTimeout     time.Duration       // --send-timeout, 60s: a response the master finishes whose client takes nothing for this long is closed
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)

@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/actd/actd/protocol"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,12 @@ func (x *handoffMode) finish(s *slot, fd, data int, m protocol.Message) error {
 		return fmt.Errorf("%w: %v of %d bytes from offset %d, want at most %d (%s)", protocol.ErrGarbage,
 			m.Type, m.Length, m.Offset, p.cfg.OffloadMax, protocol.EnvOffloadMax)
 	}
+	if !x.out.fits(f, p.cfg.OffloadTotal) {
+		unix.SetNonblock(fd, false) // as a child expects it: the sender may have set it
+		x.refuse(f)
+		x.handOff()
+		return nil
+	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		rawClose(fd)
 		rawClose(data)
@@ -37,9 +44,52 @@ func (x *handoffMode) finish(s *slot, fd, data int, m protocol.Message) error {
 	}
 	p.stats.Finishing++
 	i := x.out.add(f)
-	x.checkTotal()
 	x.sendTo(i)
 	return nil
+}
+
+// refuse queues response f, beyond --offload-total, for the lowest idle
+// child to write itself (giveBack), and logs the first refusal after a
+// quiet spell.
+func (x *handoffMode) refuse(f finishing) {
+	p := x.p
+	p.stats.OverTotal++
+	x.out.refused = append(x.out.refused, f)
+	if p.now.Sub(x.out.refusedLog) >= shedLogEvery {
+		x.out.refusedLog = p.now
+		p.log.Warn("responses finished by the master hold --offload-total: children write the next ones", "event", "offload_total",
+			"bytes", x.out.bytes, "offload_total", p.cfg.OffloadTotal, "connections", x.out.count,
+			"oldest", p.now.Sub(x.out.oldest()).Round(time.Millisecond), "refused", p.stats.OverTotal)
+	}
+}
+
+// giveBack gives the oldest refused response to the lowest idle child
+// that announced offload (Unsent), and reports whether it did.
+func (x *handoffMode) giveBack() bool {
+	p := x.p
+	for _, s := range p.slots {
+		if !p.idle.has(s.num) || !s.caps.Has(protocol.CapOffload) {
+			continue
+		}
+		f := x.out.refused[0]
+		m := protocol.Message{Type: protocol.Unsent, Listener: uint16(f.listener), Offset: uint64(f.off), Length: uint64(f.end - f.off)}
+		if f.keep {
+			m.Value = protocol.KeepAlive
+		}
+		var buf [protocol.MessageSize + protocol.TrailerSize]byte
+		if err := rawSendFDs(s.ch, m.Encode(buf[:]), f.fd, f.data); err != nil {
+			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays, for the next child
+			continue
+		}
+		x.out.refused = x.out.refused[1:]
+		rawClose(f.fd)
+		rawClose(f.data)
+		p.idle.remove(s.num)
+		p.move(s, evHandoff)
+		s.listener = f.listener
+		return true
+	}
+	return false
 }
 
 // sendTo sends what entry i's socket takes now, then waits for it to be
@@ -108,8 +158,7 @@ func (x *handoffMode) unwatchSend(i int) int {
 		x.p.poll.remove(x.out.conns[i].fd)
 	}
 	fd := x.out.release(i)
-	x.checkTotal()
-	if x.full && x.hold.count+2*x.out.count < x.limit() {
+	if x.full && x.hold.count+x.out.fds() < x.limit() {
 		x.full = false
 		x.watch()
 	}
@@ -118,7 +167,7 @@ func (x *handoffMode) unwatchSend(i int) int {
 
 // expireSends closes the connections whose client took nothing for
 // SendTimeout, and, once the pool stops and its graceful timeout passed,
-// every one.
+// every one, and the refused ones no child took.
 func (x *handoffMode) expireSends() {
 	cutoff := x.p.now.Add(-x.p.cfg.SendTimeout)
 	killed := x.p.stop != nil && x.p.stop.killed
@@ -131,17 +180,13 @@ func (x *handoffMode) expireSends() {
 			x.drop(i)
 		}
 	}
-}
-
-// checkTotal logs when the data of finishing responses goes beyond
-// --offload-total, once until it is below again.
-func (x *handoffMode) checkTotal() {
-	over := uint64(max(x.out.bytes, 0)) > x.p.cfg.OffloadTotal
-	if over && !x.out.over {
-		x.p.stats.OverTotal++
-		x.p.log.Warn("responses finished by the master hold more than --offload-total", "event", "offload_total",
-			"bytes", x.out.bytes, "offload_total", x.p.cfg.OffloadTotal, "connections", x.out.count,
-			"oldest", x.p.now.Sub(x.out.oldest()).Round(1e6))
+	for _, f := range x.out.refused {
+		if killed {
+			rawClose(f.fd)
+			rawClose(f.data)
+		}
 	}
-	x.out.over = over
+	if killed {
+		x.out.refused = nil
+	}
 }

@@ -146,7 +146,7 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 // room reports whether one more connection may be held, after shedding one
 // if the budget is reached.
 func (x *handoffMode) room() bool {
-	return x.hold.count+2*x.out.count < x.limit() || x.shed("max-held")
+	return x.hold.count+x.out.fds() < x.limit() || x.shed("max-held")
 }
 
 // starve stops watching the listeners for want of an idle child. A
@@ -236,6 +236,9 @@ func (x *handoffMode) poll(i int) {
 func (x *handoffMode) handOff() {
 	p := x.p
 	for p.idle.len() > 0 { // also while the pool stops: no child drains before the holder is empty
+		if len(x.out.refused) > 0 && x.giveBack() { // a response under way first
+			continue
+		}
 		i := x.hold.nextReady()
 		if i < 0 {
 			return
@@ -264,7 +267,7 @@ func (x *handoffMode) close(i int) {
 		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
 	}
 	rawClose(x.hold.release(i))
-	if x.full && x.hold.count+2*x.out.count < x.limit() {
+	if x.full && x.hold.count+x.out.fds() < x.limit() {
 		x.full = false
 		x.watch()
 	}
@@ -482,7 +485,8 @@ func (x *handoffMode) wantReports() bool { return true }
 func (x *handoffMode) takesFDs() bool { return true }
 
 func (x *handoffMode) holdCounts() holdCounts {
-	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full, noFDs: x.stalled, sends: x.out.count}
+	refused := len(x.out.refused) // they wait for a child, as ready ones
+	return holdCounts{held: x.hold.count + refused, ready: x.hold.ready + refused, full: x.full, noFDs: x.stalled, sends: x.out.count}
 }
 
 // heldInfo describes what is held at now, for a snapshot.
@@ -493,7 +497,7 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 		in.Oldest = max(now.Sub(t), 0)
 	}
 	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
-	in.Sending, in.SendingBytes, in.SendingLeft = x.out.count, x.out.bytes, x.out.left
+	in.Sending, in.SendingBytes, in.SendingLeft, in.Refused = x.out.count, x.out.bytes, x.out.left, len(x.out.refused)
 	if t := x.out.oldest(); !t.IsZero() {
 		in.SendingOldest = max(now.Sub(t), 0)
 	}

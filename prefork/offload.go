@@ -46,7 +46,19 @@ type sender struct {
 	count int
 	bytes int64 // data handed over and not yet closed: memory (memfd pages) or file bytes
 	left  int64 // of it, not sent yet
-	over  bool  // bytes is beyond --offload-total: warned once until below again
+	// Responses not taken (beyond --offload-total), waiting for an idle
+	// child to write them itself (Unsent), oldest first.
+	refused    []finishing
+	refusedLog time.Time // when a refusal was last logged
+}
+
+// fds returns how many descriptors the sender holds: two per response.
+func (s *sender) fds() int { return 2 * (s.count + len(s.refused)) }
+
+// fits reports whether the master takes f: its data and what it holds
+// stay within total.
+func (s *sender) fits(f finishing, total uint64) bool {
+	return uint64(s.bytes+f.size) <= total
 }
 
 // add takes a response and returns its entry.

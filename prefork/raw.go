@@ -159,16 +159,25 @@ func firstFDs(oob []byte) [2]int {
 
 // rawSendFD is sendmsg(2) of packet b with descriptor fd attached
 // (SCM_RIGHTS), on a non-blocking back-channel, without an allocation.
-func rawSendFD(ch int, b []byte, fd int) error {
-	var oob [24]uint64 // a cmsghdr and one int, 8-byte aligned; only the first unix.CmsgSpace(4) bytes are sent
+func rawSendFD(ch int, b []byte, fd int) error { return rawSendFDs(ch, b, fd, -1) }
+
+// rawSendFDs is rawSendFD with a second descriptor, fd2, after fd (none if
+// fd2 is -1).
+func rawSendFDs(ch int, b []byte, fd, fd2 int) error {
+	var oob [24]uint64 // a cmsghdr and two ints, 8-byte aligned; only the first unix.CmsgSpace(4*n) bytes are sent
+	n := 1
+	if fd2 >= 0 {
+		n = 2
+	}
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_RIGHTS
-	h.SetLen(unix.CmsgLen(4))
-	*(*int32)(unsafe.Pointer(uintptr(unsafe.Pointer(&oob[0])) + uintptr(unix.CmsgLen(0)))) = int32(fd)
+	h.SetLen(unix.CmsgLen(4 * n))
+	data := (*[2]int32)(unsafe.Pointer(uintptr(unsafe.Pointer(&oob[0])) + uintptr(unix.CmsgLen(0))))
+	data[0], data[1] = int32(fd), int32(fd2)
 	iov := unix.Iovec{Base: &b[0]}
 	iov.SetLen(len(b))
 	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&oob[0]))}
-	msg.SetControllen(unix.CmsgSpace(4))
+	msg.SetControllen(unix.CmsgSpace(4 * n))
 	_, _, errno := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(ch), uintptr(unsafe.Pointer(&msg)), unix.MSG_NOSIGNAL)
 	if errno != 0 {
 		return errno

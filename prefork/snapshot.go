@@ -39,7 +39,7 @@ type Stats struct {
 	Finished     uint64 `json:"finished,omitempty"`      // of them, sent whole
 	FinishFailed uint64 `json:"finish_failed,omitempty"` // of them, ended early: the client gone, or the data short
 	SendTimeouts uint64 `json:"send_timeouts,omitempty"` // of them, closed after --send-timeout without progress (or at the graceful timeout)
-	OverTotal    uint64 `json:"over_total,omitempty"`    // times the data of the responses finishing went beyond --offload-total
+	OverTotal    uint64 `json:"over_total,omitempty"`    // responses not taken: beyond --offload-total, given back to a child (Unsent)
 
 	servedAtTick uint64
 	stuckTicks   int
@@ -87,6 +87,7 @@ type HeldInfo struct {
 	SendingBytes  int64         `json:"sending_bytes"`
 	SendingLeft   int64         `json:"sending_left"`
 	SendingOldest time.Duration `json:"sending_oldest"`
+	Refused       int           `json:"refused"` // responses beyond --offload-total waiting for a child to write them (Unsent)
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.

@@ -48,6 +48,26 @@ func RecvFD(conn int, buf []byte) (n, fd int, err error) {
 	return n, fd, nil
 }
 
+// RecvFDs is RecvFD for a packet that may carry two descriptors (an
+// Unsent: the connection, then the data): -1 for each one missing; any
+// further ones are closed.
+func RecvFDs(conn int, buf []byte) (n int, fds [2]int, err error) {
+	var oob [64]byte
+	fds = [2]int{-1, -1}
+	n, oobn, _, _, err := unix.Recvmsg(conn, buf, oob[:], unix.MSG_CMSG_CLOEXEC)
+	if err != nil || oobn == 0 {
+		return n, fds, err
+	}
+	for i, f := range receivedFDs(oob[:oobn]) {
+		if i < len(fds) {
+			fds[i] = f
+			continue
+		}
+		unix.Close(f)
+	}
+	return n, fds, nil
+}
+
 // receivedFDs returns the descriptors in a control message buffer.
 func receivedFDs(oob []byte) []int {
 	msgs, err := unix.ParseSocketControlMessage(oob)

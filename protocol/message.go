@@ -42,6 +42,7 @@ const (
 	Drain   Type = 'D' // master → child: finish the current connection, then exit
 	Conn    Type = 'C' // master → child, revision 3: serve the connection attached, from Listener
 	Fork    Type = 'F' // master → zygote, revision 3: fork a child for slot Listener, its back-channel attached
+	Unsent  Type = 'U' // master → child, revision 5: a Write the master did not take (--offload-total): write it yourself
 )
 
 // types lists every type with what it is; the order is the order of the
@@ -67,6 +68,7 @@ var types = []struct {
 	{Drain, "drain", false, false, false, 1},
 	{Conn, "connection", false, false, true, 3},
 	{Fork, "fork", false, false, true, 3},
+	{Unsent, "unsent", false, false, true, 5},
 }
 
 // byType indexes types by type byte, for a lookup per message that costs
@@ -114,6 +116,11 @@ func (t Type) HasText() bool {
 	return ok && types[i].text
 }
 
+// HasTrailer reports whether messages of type t carry the Offset and
+// Length trailer (TrailerSize bytes) after the header: Write and Unsent,
+// which carry two file descriptors (the connection, the data).
+func (t Type) HasTrailer() bool { return t == Write || t == Unsent }
+
 // HasFD reports whether messages of type t carry a file descriptor in
 // their SCM_RIGHTS ancillary data (SendFD, RecvFD); no other type may.
 func (t Type) HasFD() bool {
@@ -143,10 +150,12 @@ const NotReady uint32 = 1
 
 // KeepAlive is a flag in the Value of a Write: once the response is sent,
 // the master parks the connection for its next request (as after a Keep
-// with Value 0); without it, the master closes the connection.
+// with Value 0); without it, the master closes the connection. In an
+// Unsent, the same for the child: give the connection back (Keep), or
+// close it.
 const KeepAlive uint32 = 1
 
-// TrailerSize is the length of a Write's trailer, after its header: the
+// TrailerSize is the length of a Write's or Unsent's trailer, after its header: the
 // data's Offset and Length, each a big-endian uint64.
 const TrailerSize = 16
 
@@ -163,8 +172,8 @@ type Message struct {
 	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello; the slot for Fork
 	Value    uint32 // PID for Hello, sequence number for Ping and Pong, a count for Served
 	Text     string // Request only: at most MaxText bytes of UTF-8
-	Offset   uint64 // Write only: where the data to send starts in the attached file
-	Length   uint64 // Write only: how many bytes of it to send
+	Offset   uint64 // Write and Unsent only: where the data to send starts in the attached file
+	Length   uint64 // Write and Unsent only: how many bytes of it to send
 }
 
 // ErrGarbage is wrapped by every Decode error: the peer sent something that is
@@ -173,7 +182,7 @@ var ErrGarbage = errors.New("garbage on back-channel")
 
 // Size returns the length of m's packet.
 func (m Message) Size() int {
-	if m.Type == Write {
+	if m.Type.HasTrailer() {
 		return MessageSize + TrailerSize
 	}
 	return MessageSize + len(m.Text)
@@ -188,7 +197,7 @@ func (m Message) Encode(b []byte) []byte {
 	b[1] = Wire
 	binary.BigEndian.PutUint16(b[2:4], m.Listener)
 	binary.BigEndian.PutUint32(b[4:8], m.Value)
-	if m.Type == Write {
+	if m.Type.HasTrailer() {
 		binary.BigEndian.PutUint64(b[MessageSize:], m.Offset)
 		binary.BigEndian.PutUint64(b[MessageSize+8:], m.Length)
 		return b
@@ -200,7 +209,8 @@ func (m Message) Encode(b []byte) []byte {
 // Decode parses one packet. It returns an error wrapping ErrGarbage if the
 // packet is shorter than MessageSize, carries another wire format, has an
 // unknown type, or has text where its type has none (or more than MaxText,
-// or text that is not UTF-8), or is a Write without exactly its trailer.
+// or text that is not UTF-8), or is a Write or Unsent without exactly its
+// trailer.
 func Decode(b []byte) (Message, error) {
 	if len(b) < MessageSize {
 		return Message{}, fmt.Errorf("%w: %d bytes, want %d", ErrGarbage, len(b), MessageSize)
@@ -217,9 +227,9 @@ func Decode(b []byte) (Message, error) {
 	switch {
 	case !m.Type.FromChild() && !m.Type.FromMaster():
 		return Message{}, fmt.Errorf("%w: unknown type %v", ErrGarbage, m.Type)
-	case m.Type == Write && len(text) != TrailerSize:
+	case m.Type.HasTrailer() && len(text) != TrailerSize:
 		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize+TrailerSize)
-	case m.Type == Write:
+	case m.Type.HasTrailer():
 		m.Offset, m.Length = binary.BigEndian.Uint64(text), binary.BigEndian.Uint64(text[8:])
 		return m, nil
 	case !m.Type.HasText() && len(text) > 0:

@@ -79,10 +79,10 @@ func TestTypeDirections(t *testing.T) {
 	}
 }
 
-// TestHasFD: only Conn, Keep, Write and Fork carry file descriptors.
+// TestHasFD: only Conn, Keep, Write, Fork and Unsent carry file descriptors.
 func TestHasFD(t *testing.T) {
 	for _, e := range types {
-		want := e.t == Conn || e.t == Keep || e.t == Write || e.t == Fork
+		want := e.t == Conn || e.t == Keep || e.t == Write || e.t == Fork || e.t == Unsent
 		if got := e.t.HasFD(); got != want {
 			t.Errorf("%v.HasFD() = %v, want %v", e.t, got, want)
 		}
@@ -174,10 +174,16 @@ func TestSince(t *testing.T) {
 	}
 }
 
-// TestWriteTrailer: a Write carries its Offset and Length after the header,
+// TestWriteTrailer: a Write or an Unsent carries its Offset and Length after the header,
 // and decodes only with exactly that trailer.
 func TestWriteTrailer(t *testing.T) {
-	m := Message{Type: Write, Listener: 2, Value: KeepAlive, Offset: 1<<40 + 3, Length: 4 << 20}
+	for _, typ := range []Type{Write, Unsent} {
+		t.Run(typ.String(), func(t *testing.T) { testTrailer(t, typ) })
+	}
+}
+
+func testTrailer(t *testing.T, typ Type) {
+	m := Message{Type: typ, Listener: 2, Value: KeepAlive, Offset: 1<<40 + 3, Length: 4 << 20}
 	b := m.Encode(make([]byte, MaxPacket))
 	if len(b) != MessageSize+TrailerSize {
 		t.Fatalf("got %d bytes, want %d", len(b), MessageSize+TrailerSize)

@@ -174,7 +174,8 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	mw.counter("offload_finished", "Of them, sent whole.", s.Stats.Finished)
 	mw.counter("offload_failed", "Of them, ended early: the client gone, or the data short.", s.Stats.FinishFailed)
 	mw.counter("send_timeouts", "Of them, closed after --send-timeout without progress, or at the graceful timeout.", s.Stats.SendTimeouts)
-	mw.counter("offload_over_limit", "Times the data of the responses the master finishes went beyond --offload-total.", s.Stats.OverTotal)
+	mw.gauge("offload_refused", "Responses beyond --offload-total waiting for an idle child to write them.", h.Refused)
+	mw.counter("offload_over_limit", "Responses the master did not take, beyond --offload-total: a child wrote them.", s.Stats.OverTotal)
 }
 
 // writeChildMetrics writes each live child's memory and CPU time, by slot,

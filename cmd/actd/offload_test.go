@@ -263,3 +263,46 @@ func TestOffloadKeepAlive(t *testing.T) {
 		t.Errorf("finished %d, parked %d; want 2 responses finished by the master, then parked", s.Stats.Finished, s.Stats.Parked)
 	}
 }
+
+// TestOffloadTotal: with --offload-total at one response, of 4 slow
+// readers at once the master finishes the first and gives the others back
+// to children (U), which write them: every client still gets exactly the
+// bytes, and the next request on each connection is answered.
+func TestOffloadTotal(t *testing.T) {
+	dir := t.TempDir()
+	fileSum := bigFile(t, dir)
+	a := startOffloading(t, dir, "--offload-total", strconv.Itoa(offloadSize))
+	waitFor(t, "8 children idle", 10*time.Second, func() bool { return a.status(t).Snapshot.Idle == 8 })
+	const slow = 4
+	errs := make(chan error, slow)
+	for range slow {
+		go func() {
+			c, err := net.Dial("unix", a.sock)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			r := bufio.NewReader(c)
+			got, err := slowGet(c, r, "/files/big", 512<<10)
+			if err == nil && got != fileSum {
+				err = fmt.Errorf("checksum %x, want %x", got[:8], fileSum[:8])
+			}
+			if err == nil {
+				fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+				_, err = bodyLength(r)
+			}
+			errs <- err
+		}()
+	}
+	for range slow {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	st := a.status(t).Snapshot.Stats
+	if st.Finished < 1 || st.OverTotal < 1 || st.Finished+st.OverTotal != slow {
+		t.Errorf("finished by the master %d, given back to children %d; want both, %d in all", st.Finished, st.OverTotal, slow)
+	}
+}

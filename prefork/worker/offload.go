@@ -211,3 +211,47 @@ func writable(fd int, d time.Duration) bool {
 		return err != nil || n > 0
 	}
 }
+
+// writeUnsent carries out an Unsent: a response the master did not take
+// (beyond its --offload-total), to write here, blocking, as a worker
+// without offload would: Busy, the data to connection fd, then the
+// connection back to the master (Keep) if it is kept alive, else closed,
+// then Idle. It closes fd and data.
+func writeUnsent(env Env, ch channel, m protocol.Message, fd, data int) error {
+	defer unix.Close(data)
+	l := int(m.Listener)
+	if l >= len(env.Listeners) || m.Offset > 1<<62 || m.Length > 1<<62 {
+		unix.Close(fd)
+		return fmt.Errorf("%w: %v on listener %d of %d, %d bytes from %d", protocol.ErrGarbage, m.Type, l,
+			len(env.Listeners), m.Length, m.Offset)
+	}
+	if err := ch.send(protocol.Busy, l, 0); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	var err error
+	if sendAll(fd, data, int64(m.Offset), int64(m.Length)) && m.Value&protocol.KeepAlive != 0 {
+		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener}, fd)
+	}
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	return ch.send(protocol.Idle, 0, 0)
+}
+
+// sendAll sends n bytes of data from off to the blocking socket fd, and
+// reports whether all went out.
+func sendAll(fd, data int, off, n int64) bool {
+	end := off + n
+	for off < end {
+		k, err := unix.Sendfile(fd, data, &off, int(min(end-off, 1<<20)))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil || k == 0:
+			return false
+		}
+	}
+	return true
+}

@@ -96,16 +96,17 @@ func (sc *screener) orders(events []unix.EpollEvent, ep int, env Env, registered
 		if ev.Fd != channelTag {
 			continue
 		}
-		m, fd, err := sc.ch.recvFD()
+		m, fds, err := sc.ch.recvFDs()
 		if err != nil {
 			return true, endOf(err)
 		}
-		if m.Type == protocol.Conn {
+		if m.Type == protocol.Conn || m.Type == protocol.Unsent {
 			if err := report.flush(); err != nil {
-				unix.Close(fd)
+				closeFDs(fds)
 				return true, err
 			}
-			return false, serveHanded(env, sc.ch, sc.h, sc.keep, m, fd)
+			_, err := takeHanded(env, sc.ch, sc.h, sc.keep, m, fds)
+			return false, err
 		}
 		order, err := sc.ch.order(m)
 		switch {
