@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -305,4 +306,59 @@ func TestOffloadTotal(t *testing.T) {
 	if st.Finished < 1 || st.OverTotal < 1 || st.Finished+st.OverTotal != slow {
 		t.Errorf("finished by the master %d, given back to children %d; want both, %d in all", st.Finished, st.OverTotal, slow)
 	}
+}
+
+// TestOffloadOutlivesStop: SIGTERM while the master finishes a response;
+// the children drain and exit, the send goes on to its end (the client
+// gets every byte), then actd exits 0. With a graceful timeout shorter
+// than the send, the send is cut at the timeout instead.
+func TestOffloadOutlivesStop(t *testing.T) {
+	for _, tc := range []struct {
+		graceful string
+		whole    bool
+	}{{"30s", true}, {"500ms", false}} {
+		t.Run(tc.graceful, func(t *testing.T) {
+			dir := t.TempDir()
+			fileSum := bigFile(t, dir)
+			a := startOffloading(t, dir, "--graceful-timeout", tc.graceful)
+			c, err := net.Dial("unix", a.sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			r := bufio.NewReader(c)
+			fmt.Fprintf(c, "GET /files/big HTTP/1.1\r\nHost: a\r\n\r\n")
+			n, err := bodyLength(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the master sending", 10*time.Second, func() bool {
+				s := a.status(t).Snapshot
+				return s.Held != nil && s.Held.Sending == 1
+			})
+			a.signal(t, syscall.SIGTERM)
+			h := sha256.New()
+			got, err := io.Copy(h, io.LimitReader(&slowReader{r, 256 << 10}, int64(n)))
+			whole := err == nil && got == int64(n) && bytes.Equal(h.Sum(nil), fileSum[:])
+			if whole != tc.whole {
+				t.Errorf("read %d of %d bytes (%v), whole %v; want whole %v", got, n, err, whole, tc.whole)
+			}
+			if code := a.wait(t, 15*time.Second); code != 0 {
+				t.Errorf("exit status %d, want 0", code)
+			}
+		})
+	}
+}
+
+// slowReader reads from r at about rate bytes per second.
+type slowReader struct {
+	r    io.Reader
+	rate int
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p[:min(len(p), 16<<10)])
+	time.Sleep(time.Duration(n) * time.Second / time.Duration(s.rate))
+	return n, err
 }
