@@ -166,8 +166,9 @@ func (x *handoffMode) unwatchSend(i int) int {
 }
 
 // expireSends closes the connections whose client took nothing for
-// SendTimeout, and, once the pool stops and its graceful timeout passed,
-// every one, and the refused ones no child took.
+// SendTimeout, and the refused ones no child took back within it (after a
+// reload to a worker without offload, none may); once the pool stops and
+// its graceful timeout passed, every one.
 func (x *handoffMode) expireSends() {
 	cutoff := x.p.now.Add(-x.p.cfg.SendTimeout)
 	killed := x.p.stop != nil && x.p.stop.killed
@@ -176,17 +177,19 @@ func (x *handoffMode) expireSends() {
 		if c.fd >= 0 && (killed || c.moved.Before(cutoff)) {
 			x.p.stats.SendTimeouts++
 			x.p.log.Info("closed a slow reader", "event", "send_timeout", "listener", x.p.listeners[c.listener].Name,
-				"left_bytes", c.end-c.off, "sent_bytes", c.off-(c.end-c.size), "age", x.p.now.Sub(c.since).Round(1e6))
+				"left_bytes", c.end-c.off, "sent_bytes", c.off-(c.end-c.size), "age", x.p.now.Sub(c.since).Round(time.Millisecond))
 			x.drop(i)
 		}
 	}
+	kept := x.out.refused[:0]
 	for _, f := range x.out.refused {
-		if killed {
+		if killed || f.moved.Before(cutoff) { // no child took it back in time (none announces offload?)
+			x.p.stats.SendTimeouts++
 			rawClose(f.fd)
 			rawClose(f.data)
+			continue
 		}
+		kept = append(kept, f)
 	}
-	if killed {
-		x.out.refused = nil
-	}
+	x.out.refused = kept
 }
