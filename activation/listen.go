@@ -1,6 +1,7 @@
 package activation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,9 +27,22 @@ const staleDialTimeout = time.Second
 // and is not a socket, or when the socket cannot be opened; then it closes
 // the sockets it had opened.
 func Listen(addrs []string) ([]Socket, error) {
+	return ListenMode(addrs, 0)
+}
+
+// ListenMode is [Listen] that gives every unix socket file it creates
+// (not an abstract one) the permission bits mode, whatever the umask:
+// 0o660 lets the file's group connect. Mode 0 leaves the umask's mode.
+// The file never has more bits than mode, not even for a moment: it is
+// created with mode less the umask's bits, which are added before the
+// first connection can come (see listenUnix).
+func ListenMode(addrs []string, mode fs.FileMode) ([]Socket, error) {
+	if mode&^fs.ModePerm != 0 {
+		return nil, fmt.Errorf("socket mode %#o: want permission bits only, such as 0660", uint32(mode))
+	}
 	socks := make([]Socket, 0, len(addrs))
 	for _, value := range addrs {
-		sock, err := listenValue(value)
+		sock, err := listenValue(value, mode)
 		if err != nil {
 			_ = Close(socks)
 			return nil, fmt.Errorf("listen on %q: %w", value, err)
@@ -39,17 +53,18 @@ func Listen(addrs []string) ([]Socket, error) {
 }
 
 // listenValue opens the listener of one --listen value and names it.
-func listenValue(value string) (Socket, error) {
+func listenValue(value string, mode fs.FileMode) (Socket, error) {
 	name, addr, err := ParseListen(value)
 	if err != nil {
 		return Socket{}, err
 	}
-	fd, err := listenOne(addr)
+	fd, err := listenOne(addr, mode)
 	return Socket{Name: name, FD: fd}, err
 }
 
-// listenOne opens the listener for addr and hands back an owned fd.
-func listenOne(addr string) (int, error) {
+// listenOne opens the listener for addr (a unix socket file with mode, see
+// [ListenMode]) and hands back an owned fd.
+func listenOne(addr string, mode fs.FileMode) (int, error) {
 	network, address, err := ParseAddr(addr)
 	if err != nil {
 		return -1, err
@@ -59,9 +74,36 @@ func listenOne(addr string) (int, error) {
 			return -1, err
 		}
 	}
-	ln, err := net.Listen(network, address)
+	if network != "unix" || address[0] == '@' || mode == 0 {
+		ln, err := net.Listen(network, address)
+		if err != nil {
+			return -1, err
+		}
+		return takeListener(ln)
+	}
+	return listenUnix(address, mode)
+}
+
+// listenUnix listens on a unix socket file at path with permission bits
+// mode. Linux creates the file at bind with the socket's own mode (set by
+// fchmod on the unbound socket) less the umask, so it is never wider than
+// mode; a chmod then adds what the umask took away. It returns the fd, or
+// an error (the file is removed if the chmod fails).
+func listenUnix(path string, mode fs.FileMode) (int, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		if cerr := rc.Control(func(fd uintptr) { err = syscall.Fchmod(int(fd), uint32(mode)) }); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	ln, err := lc.Listen(context.Background(), "unix", path)
 	if err != nil {
 		return -1, err
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		ln.Close() // a *net.UnixListener removes its file
+		return -1, fmt.Errorf("socket mode: %w", err)
 	}
 	return takeListener(ln)
 }

@@ -3,6 +3,7 @@ package activation
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,15 +32,17 @@ type Socket struct {
 // process) and addrs is empty, and the error of [Systemd] or [Listen] when
 // that fails.
 func Sockets(addrs []string) ([]Socket, error) {
-	socks, conns, err := SocketsWithStored(addrs)
+	socks, conns, err := SocketsWithStored(addrs, 0)
 	CloseConns(conns)
 	return socks, err
 }
 
 // SocketsWithStored is [Sockets] that also returns the connections systemd
 // passed back from its fd store ([SystemdWithStored]); there are none with
-// --listen addresses.
-func SocketsWithStored(addrs []string) ([]Socket, []Conn, error) {
+// --listen addresses, whose unix socket files get the permission bits
+// mode ([ListenMode]; 0: the umask's). systemd's sockets keep the mode
+// their unit gave them (SocketMode=).
+func SocketsWithStored(addrs []string, mode fs.FileMode) ([]Socket, []Conn, error) {
 	socks, conns, err := SystemdWithStored()
 	if err != nil || socks != nil {
 		return socks, conns, err
@@ -48,7 +51,7 @@ func SocketsWithStored(addrs []string) ([]Socket, []Conn, error) {
 	if len(addrs) == 0 {
 		return nil, nil, ErrNoSockets
 	}
-	socks, err = Listen(addrs)
+	socks, err = ListenMode(addrs, mode)
 	return socks, nil, err
 }
 

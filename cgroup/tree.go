@@ -94,7 +94,7 @@ type Limits struct {
 // memory.high and memory.max are set to lim. It returns an error naming
 // the file that could not be made or written.
 func (t *Tree) Leaf(n int, lim Limits) (int, error) {
-	dir := filepath.Join(t.dir, "slot-"+strconv.Itoa(n))
+	dir := t.leaf(n)
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return -1, fmt.Errorf("cgroup: %w", err)
 	}
@@ -131,7 +131,7 @@ func setLimits(dir string, lim Limits) error {
 // Move moves process pid into slot n's leaf, made by Leaf. It returns an
 // error if the write fails (the process is gone, or the leaf is).
 func (t *Tree) Move(n, pid int) error {
-	return write(filepath.Join(t.dir, "slot-"+strconv.Itoa(n), "cgroup.procs"), strconv.Itoa(pid))
+	return write(filepath.Join(t.leaf(n), "cgroup.procs"), strconv.Itoa(pid))
 }
 
 // write writes s to the control file path.

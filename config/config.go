@@ -25,6 +25,7 @@ import (
 type Config struct {
 	File          string         // --config
 	Listen        []string       // --listen, used when systemd passes no socket
+	SocketMode    fs.FileMode    // --socket-mode of --listen unix: files; 0: the umask's
 	Pool          prefork.Config // pool settings; Program is left to the caller
 	Worker        []string       // COMMAND after "--", or the file's worker key
 	Exec          []string       // --exec: inetd-style command per connection
@@ -49,8 +50,8 @@ func (e *UsageError) Unwrap() error { return e.Err }
 func Parse(args []string) (*Config, error) {
 	c := &Config{Pool: prefork.DefaultConfig(), Handler: "http", LogFormat: "auto"}
 	fs, vals := newFlagSet(c)
-	if err := fs.Parse(args); err != nil {
-		return nil, parseError(err)
+	if err := ParseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		if err := checkCommand(args, fs.Args()); err != nil {
@@ -115,6 +116,9 @@ func (c *Config) applyFile(fs *flag.FlagSet, set map[string]bool, src sources) e
 		return &Error{Key: "config", Err: err}
 	}
 	defer f.Close()
+	if err := checkConfigFile(c.File, f); err != nil {
+		return err
+	}
 	entries, err := parseFile(c.File, f)
 	if err != nil {
 		return err
@@ -164,10 +168,11 @@ func (c *Config) validate(over map[string]string) error {
 	if names := slices.Sorted(maps.Keys(over)); len(names) > 0 {
 		return &Error{Key: names[0], Err: fmt.Errorf("%s: must be at most %d", over[names[0]], math.MaxInt)}
 	}
-	for _, a := range c.Listen {
-		if _, _, err := activation.ParseListen(a); err != nil {
-			return &Error{Key: "listen", Err: err}
-		}
+	if err := checkListens(c.Listen); err != nil {
+		return err
+	}
+	if err := CheckControlSocket(c.ControlSocket); err != nil {
+		return err
 	}
 	if c.MetricsListen != "" {
 		if _, _, err := activation.ParseAddr(c.MetricsListen); err != nil {
@@ -258,11 +263,27 @@ func checkProgram(path string) error {
 	return fmt.Errorf("%q: not a program (want an ELF binary or a #! script)", path)
 }
 
+// ParseFlags parses args with fs (which uses flag.ContinueOnError) and
+// returns nil, flag.ErrHelp for -h or --help, an *Error naming the flag for
+// a bad value, or a *UsageError saying what is wrong and, for an unknown
+// flag, what was probably meant. actd's subcommands parse their flags with
+// it too.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return parseError(fs, err)
+	}
+	return nil
+}
+
 // parseError sorts a flag package error: a bad value for a known flag is an
-// *Error naming the flag (exit 78); anything else is a *UsageError.
+// *Error naming the flag (exit 78); anything else is a *UsageError, an
+// unknown flag with what was probably meant (hint.go).
 // The flag package does not wrap its errors, so this reads their text; the
 // values' own errors (intValue, durationValue) already quote the value.
-func parseError(err error) error {
+func parseError(fs *flag.FlagSet, err error) error {
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		if _, after, ok := strings.Cut(rest, " for flag -"); ok {
@@ -271,7 +292,7 @@ func parseError(err error) error {
 		}
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return &UsageError{Err: fmt.Errorf("unknown flag --%s", quoteKey(name))}
+		return unknownFlag(fs, name)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return &UsageError{Err: fmt.Errorf("flag --%s needs a value", quoteKey(name))}

@@ -50,6 +50,10 @@ func TestParseErrorMessages(t *testing.T) {
 		{"unknown non-UTF-8 flag", "", []string{"--max-\xff"}, true, []string{`unknown flag --"max-\xff"`}, "\xff"},
 		{"missing value", "", []string{"--listen"}, true, []string{"flag --listen needs a value"}, ""},
 		{"raw bytes in a worker path", "", []string{"--", "/\xff"}, false, []string{`worker: "/\xff": no such file or directory`}, "\xff"},
+		{"listen twice", "", []string{"--listen", "[::1]:80", "--listen", "[::1]:80"}, false, []string{"listen: [::1]:80 given twice: give each address once"}, ""},
+		{"control socket a directory", "", []string{"--control-socket", os.TempDir()}, false, []string{"control-socket: " + os.TempDir() + " is a directory"}, ""},
+		{"short flag", "", []string{"-v"}, true, []string{"unknown flag -v: for the version run actd --version"}, ""},
+		{"flag typo", "", []string{"--min-spair", "2"}, true, []string{"unknown flag --min-spair: did you mean --min-spare?"}, ""},
 		{"bare word", "", []string{"--max-children", "3", "stauts"}, true, []string{`unknown command stauts: a worker program goes after --`}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,8 @@ func TestAcceptFilterKeys(t *testing.T) {
 		{"http in exclusive", "", []string{"--accept", "exclusive", "--accept-filter", "http"}, 0, 0, 0, "accept-filter: http: must be none or data with --accept=exclusive"},
 		{"hold-timeout 0", "", []string{"--hold-timeout", "0s"}, 0, 0, 0, "hold-timeout: 0s: must be between 10ms and 1h"},
 		{"max-held 0", "max-held = 0\n", nil, 0, 10 * time.Second, 0, ""}, // from the fd limit
+		{"hold-body 2G", "hold-body = 2G\n", nil, 0, 0, 0, "pool.conf:1: hold-body: 2147483648: must be 0 (off) or at most 1G"},
+		{"hold-body lots", "", []string{"--hold-body", "lots"}, 0, 0, 0, `hold-body: "lots": want a size like 512M`},
 		{"max-held -1", "max-held = -1\n", nil, 0, 0, 0, "pool.conf:1: max-held: -1: must be 0 (from the fd limit) or between 1 and 1048576"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +47,30 @@ func TestAcceptFilterKeys(t *testing.T) {
 			if p := c.Pool; p.Filter != tc.filter || p.HoldTimeout != tc.hold || p.MaxHeld != tc.maxHeld {
 				t.Errorf("got filter %v, hold-timeout %v, max-held %d; want %v, %v, %d",
 					p.Filter, p.HoldTimeout, p.MaxHeld, tc.filter, tc.hold, tc.maxHeld)
+			}
+		})
+	}
+}
+
+// TestHoldBody: hold-body is a size, 1M by default, 0 to turn it off.
+func TestHoldBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		args       []string
+		want       uint64
+	}{
+		{"default", "", nil, 1 << 20},
+		{"flag", "", []string{"--hold-body", "256K"}, 256 << 10},
+		{"file", "hold-body = 4M\n", nil, 4 << 20},
+		{"off", "", []string{"--hold-body", "0"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(append([]string{"--listen", "127.0.0.1:0", "--config", writeFile(t, tc.file)}, tc.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Pool.HoldBody != tc.want {
+				t.Errorf("got hold-body %d, want %d", c.Pool.HoldBody, tc.want)
 			}
 		})
 	}

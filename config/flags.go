@@ -59,6 +59,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	}
 	fs.StringVar(&c.File, "config", "", "read settings from `FILE` (key = value lines)")
 	fs.Var(listFlag{&c.Listen}, "listen", "listen on `[NAME=]ADDR` (NAME=: the socket's LISTEN_FDNAMES name; ADDR: host:port, [v6]:port, unix:/path) when systemd passes no socket; repeatable")
+	fs.Var(modeValue{&c.SocketMode}, "socket-mode", "permission bits `MODE` of every --listen unix: socket file, in octal: 0660 lets its group connect (default: the umask's; under systemd: the socket unit's SocketMode=)")
 	fs.StringVar(&v.accept, "accept", v.accept, "`MODE` is who accepts: dispatch, exclusive or shared")
 	fs.StringVar(&v.exec, "exec", "", "inetd style: run `COMMAND` per connection, the connection as stdin/stdout")
 	fs.StringVar(&c.Handler, "handler", c.Handler, "`NAME` of the built-in handler run without COMMAND or --exec: http")
@@ -86,6 +87,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "`FORMAT` of the log: auto, text or journal")
 	fs.StringVar(&v.filter, "accept-filter", v.filter, "`FILTER` a connection passes before a child gets it: none, data (bytes came) or http (a request head came); the master holds it until then")
 	durationVar(&p.HoldTimeout, "hold-timeout", p.HoldTimeout, "close a held connection not ready within `D` (http: 408 first)")
+	fs.Var(sizeValue{&p.HoldBody}, "hold-body", "http filter: hold a request until `SIZE` bytes of its body are in (K, M, G; 0: hand it over with its head)")
 	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections, 0 for what the fd limit allows (at most 16384); at the limit, shed the oldest not ready")
 	fs.Var(sizeValue{&p.OffloadMax}, "offload-max", "under an accept filter, the master finishes responses of up to `SIZE` that clients read slowly (K, M, G; 0: never)")
 	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "the responses the master finishes hold at most `SIZE` of data in all; beyond it children write them (K, M, G)")

@@ -13,6 +13,10 @@ func KeepStartOnly(running, next *Config) []string {
 		keys = append(keys, "listen")
 		next.Listen = running.Listen
 	}
+	if running.SocketMode != next.SocketMode {
+		keys = append(keys, "socket-mode")
+		next.SocketMode = running.SocketMode
+	}
 	if running.ControlSocket != next.ControlSocket {
 		keys = append(keys, "control-socket")
 		next.ControlSocket = running.ControlSocket

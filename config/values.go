@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -69,11 +70,22 @@ func (v durationValue) Set(s string) error {
 // suffix (powers of 1024, as systemd's MemoryMax= reads them).
 type sizeValue struct{ p *uint64 }
 
+// String returns the size as Set reads it, in the largest unit that
+// divides it (1048576 is 1M).
 func (v sizeValue) String() string {
-	if v.p == nil {
+	if v.p == nil || *v.p == 0 {
 		return "0"
 	}
-	return strconv.FormatUint(*v.p, 10)
+	n := *v.p
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "G"}, {20, "M"}, {10, "K"}} {
+		if n%(1<<u.shift) == 0 {
+			return strconv.FormatUint(n>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(n, 10)
 }
 
 // Set parses s. It returns an error quoting s if s is not a size, or is one
@@ -110,4 +122,26 @@ func parseSize(s string) (uint64, error) {
 		return 0, strconv.ErrRange
 	}
 	return n << shift, nil
+}
+
+// modeValue is a file's permission bits in octal, as chmod(1) and
+// systemd's SocketMode= write them: 0660, 660 or 0o660.
+type modeValue struct{ p *fs.FileMode }
+
+func (v modeValue) String() string {
+	if v.p == nil || *v.p == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%04o", uint32(*v.p))
+}
+
+// Set parses s. It returns an error quoting s if s is not octal or has
+// more than the permission bits (0 to 0777).
+func (v modeValue) Set(s string) error {
+	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0o"), "0O"), 8, 32)
+	if err != nil || n > 0o777 {
+		return fmt.Errorf("%q: want permission bits in octal, 0 to 0777, such as 0660", s)
+	}
+	*v.p = fs.FileMode(n)
+	return nil
 }

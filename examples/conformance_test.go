@@ -32,6 +32,7 @@ var netHTTPDiffers = map[string]string{
 	"chunk-extension":         bodyLate,
 	"chunk-extension-control": trailers,
 	"chunk-extension-lf":      bodyLate,
+	"chunk-line-too-long":     bodyLate,
 	"chunk-size-empty":        bodyLate,
 	"chunk-size-lf":           bodyLate,
 	"chunk-size-not-hex":      bodyLate,

@@ -28,6 +28,7 @@ var shipped = map[string]string{
 	"./usr/share/doc/actd/operations.md.gz":   "-rw-r--r--",
 	"./usr/share/doc/actd/architecture.md.gz": "-rw-r--r--",
 	"./usr/share/doc/actd/go.md.gz":           "-rw-r--r--",
+	"./usr/share/doc/actd/http.md.gz":         "-rw-r--r--",
 	"./usr/share/lintian/overrides/actd":      "-rw-r--r--",
 }
 

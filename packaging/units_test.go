@@ -4,11 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/actd/actd/prefork"
 	sdunit "github.com/coreos/go-systemd/v22/unit"
 )
 
@@ -85,8 +83,8 @@ var lifecycle = []directive{
 	{"Service", "TimeoutStopSec", "35s"},
 	{"Service", "OOMPolicy", "continue"},
 	{"Service", "LimitNOFILE", "65536"},
-	{"Service", "FileDescriptorStoreMax", "4096"},
-	{"Service", "Environment", "FDSTORE=4096"},
+	{"Service", "FileDescriptorStoreMax", "16384"},
+	{"Service", "Environment", "FDSTORE=16384"},
 }
 
 // Directives the services must not carry: they would undo the sandbox or
@@ -213,17 +211,19 @@ func TestNonObviousDirectivesAreCommented(t *testing.T) {
 }
 
 // TestFDStoreInStepWithMaxHeld: the services' fd store holds as many
-// connections as the master holds by default (max-held), and $FDSTORE
-// tells actd that size on systemd 252 (issue 22).
+// connections as the master holds by default, and $FDSTORE tells actd that
+// size on systemd 252 (issue 22). The default max-held (0) is the fd
+// budget up to prefork's maxAutoHeld, which prefork's
+// TestUnitsStoreAutoHeld pins to FileDescriptorStoreMax= here.
 func TestFDStoreInStepWithMaxHeld(t *testing.T) {
-	want := strconv.Itoa(prefork.DefaultConfig().MaxHeld)
 	for _, file := range []string{"actd.service", "actd@.service"} {
 		opts := readUnit(t, file)
-		if got := values(opts, "Service", "FileDescriptorStoreMax"); len(got) != 1 || got[0] != want {
-			t.Errorf("%s: FileDescriptorStoreMax=%q, want %s (max-held's default)", file, got, want)
+		max := values(opts, "Service", "FileDescriptorStoreMax")
+		if len(max) != 1 {
+			t.Fatalf("%s: FileDescriptorStoreMax=%q, want one", file, max)
 		}
-		if got := values(opts, "Service", "Environment"); !slices.Contains(got, "FDSTORE="+want) {
-			t.Errorf("%s: Environment=%q, want FDSTORE=%s", file, got, want)
+		if got := values(opts, "Service", "Environment"); !slices.Contains(got, "FDSTORE="+max[0]) {
+			t.Errorf("%s: Environment=%q, want FDSTORE=%s (FileDescriptorStoreMax=)", file, got, max[0])
 		}
 	}
 }

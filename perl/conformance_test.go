@@ -2,6 +2,7 @@ package perl_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/actd/actd/internal/conformance"
 )
@@ -19,6 +20,26 @@ func TestConformance(t *testing.T) {
 						t.Errorf("%s (%s): %v", c.Name, c.Rule, err)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestConformanceTrickled: under the HTTP accept filter, each case of the
+// corpus up to 300 bytes sent a byte at a time, so that the master looks
+// at (nearly) every prefix: the filter hands a connection over neither
+// before the PSGI handler can answer it nor after (cmd/actd
+// TestBuiltinConformanceTrickled has the same for the built-in handler).
+func TestConformanceTrickled(t *testing.T) {
+	p := startPool(t, "dispatch", "app.psgi", "--accept-filter", "http", "--hold-timeout", "60s")
+	for _, c := range conformance.Cases {
+		if len(c.Bytes()) > 300 {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			if err := conformance.CheckTrickled("tcp", p.addr, c, ioBound, time.Millisecond); err != nil {
+				t.Errorf("%s (%s): %v", c.Name, c.Rule, err)
 			}
 		})
 	}

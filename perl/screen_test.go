@@ -32,7 +32,8 @@ const (
 var notReady = fmt.Sprintf("K0/%d+fd", protocol.NotReady)
 
 // TestScreenReady: Actd::Screen::ready, the handler's readiness rule, and
-// the master's (acceptfilter.Ready) give the same answer as the table, the
+// the Go library's (acceptfilter.Whole: the head rule and the body rule)
+// give the same answer as the table, the
 // one in docs/protocol.md ("The readiness rule"): a change to one that
 // forgets the other fails here.
 func TestScreenReady(t *testing.T) {
@@ -51,17 +52,39 @@ func TestScreenReady(t *testing.T) {
 		{"http head without its end", acceptfilter.HTTP, partialHead, false},
 		{"http head and CR", acceptfilter.HTTP, partialHead + "\r", false},
 		{"http CRLF CRLF", acceptfilter.HTTP, keepAliveRequest, true},
-		{"http LF LF", acceptfilter.HTTP, "GET / HTTP/1.0\n\n", true},
+		{"http LF LF (a bare LF: a fault, answered)", acceptfilter.HTTP, "GET / HTTP/1.0\n\n", true},
+		{"http CRLFs before the request line", acceptfilter.HTTP, "\r\n\r\n", false},
+		{"http a bad request line", acceptfilter.HTTP, "GET /\r\n", true},
+		{"http a bare CR", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: a\rb", true},
+		{"http a control byte", acceptfilter.HTTP, "GET / HTTP/1.1\r\nHost: \x01", true},
+		{"http a request line too long", acceptfilter.HTTP, "GET /" + strings.Repeat("a", acceptfilter.LineLimit) + " HTTP/1.1\r\n", true},
 		{"http head and body", acceptfilter.HTTP, "POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab", true},
-		{"http one byte short of the limit", acceptfilter.HTTP, strings.Repeat("a", limit-1), false},
+		{"http one byte short of the limit", acceptfilter.HTTP, "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", limit-20), false},
 		{"http at the limit", acceptfilter.HTTP, strings.Repeat("a", limit), true},
+		{"http body not whole", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nab", false},
+		{"http body and the next request", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nabGET", true},
+		{"http body with a bare LF", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\na\nb\x01", true},
+		{"http body not whole, a bare LF in it", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\na\nb", false},
+		{"http length twice", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\n", true},
+		{"http length not digits", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x3\r\n\r\n", true},
+		{"http length spaced", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:  3 \r\n\r\nab", false},
+		{"http chunked whole", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n2;x=y\r\nab\r\n0\r\nT: v\r\n\r\n", true},
+		{"http chunked without its end", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n", false},
+		{"http chunked, a large chunk", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nab", false},
+		{"http chunked, size over 2^63", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n8000000000000000\r\n", true},
+		{"http chunked, bad size", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", true},
+		{"http chunked, data without CRLF", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nabc", true},
+		{"http chunked in HTTP/1.0", acceptfilter.HTTP, "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", true},
+		{"http gzip, chunked", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", true},
+		{"http a control byte in the head", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nX: \x01\r\nContent-Length: 5\r\n\r\n", true},
+		{"http body beyond the peek", acceptfilter.HTTP, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 40000\r\n\r\n" + strings.Repeat("b", limit-47), false},
 		{"data nothing", acceptfilter.Data, "", false},
 		{"data one byte", acceptfilter.Data, "G", true},
 		{"data head without its end", acceptfilter.Data, partialHead, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.filter.Ready([]byte(tc.head), 0); got != tc.want {
-				t.Errorf("acceptfilter %v Ready: got %v, want %v", tc.filter, got, tc.want)
+			if got := tc.filter.Whole([]byte(tc.head)); got != tc.want {
+				t.Errorf("acceptfilter %v Whole: got %v, want %v", tc.filter, got, tc.want)
 			}
 			cmd := exec.Command("perl", "-Ilib", "-MActd::Screen", "-e",
 				`print Actd::Screen::ready($ARGV[0], pack "H*", $ARGV[1]) ? "ready" : "not ready"`,

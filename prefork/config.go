@@ -49,12 +49,16 @@ type Config struct {
 	OffloadMax      uint64              // --offload-max, 8M: the largest rest of a response the master finishes (offload.go); 0 = none
 	OffloadTotal    uint64              // --offload-total, 256M: the data of all responses the master finishes; beyond it a child writes them (Unsent)
 	SendTimeout     time.Duration       // --send-timeout, 60s: a response the master finishes whose client takes nothing for this long is closed
+	HoldBody        uint64              // --hold-body, 1M: http filter, request body bytes held before a child gets the request (bodies.go); 0: none
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.
 }
+
+// maxHoldBody is the largest HoldBody a Config may ask for.
+const maxHoldBody = 1 << 30
 
 // maxMaxHeld is the largest MaxHeld a Config may ask for.
 const maxMaxHeld = 1 << 20
@@ -87,6 +91,7 @@ func DefaultConfig() Config {
 		OffloadMax:      8 << 20,
 		OffloadTotal:    256 << 20,
 		SendTimeout:     60 * time.Second,
+		HoldBody:        1 << 20,
 	}
 }
 
@@ -135,6 +140,7 @@ func (c Config) Validate() error {
 		{c.OffloadMax <= maxOffload, "offload-max", c.OffloadMax, "0 (off) or at most 1G"},
 		{c.OffloadTotal <= maxOffloadTotal, "offload-total", c.OffloadTotal, "at most 64G"},
 		{c.SendTimeout >= 10*time.Millisecond && c.SendTimeout <= time.Hour, "send-timeout", c.SendTimeout, "between 10ms and 1h"},
+		{c.HoldBody <= maxHoldBody, "hold-body", c.HoldBody, "0 (off) or at most 1G"},
 		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
 	}

@@ -97,7 +97,8 @@
 // master to finish), store.go (held connections kept outside the master),
 // channel.go
 // (messages from children), tick.go (deadlines, pings, scaling), reap.go
-// (start, reap, retire, kill), generation.go (start, ready, reload and hand-over),
+// (start, reap, retire, kill), leftovers.go (what a reaped child left in its
+// cgroup), generation.go (start, ready, reload and hand-over),
 // abandon.go (a reload the new worker cannot serve), lifecycle.go (stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
 // poller.go, raw.go, reports.go.

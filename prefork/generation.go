@@ -63,11 +63,14 @@ func (r *readiness) close(p *Pool) {
 	p.changedState()
 }
 
-// upCount returns the children of generation gen that said hello.
+// upCount returns the children of generation gen that are up: ready
+// (their hello and first I came) and still there. One whose back-channel
+// closed (exiting, waiting to be reaped) is not, whether it was up or died
+// before its hello.
 func (p *Pool) upCount(gen int) int {
 	n := 0
 	for _, s := range p.slots {
-		if s.live() && s.gen == gen && !s.ending() && !s.state.starting() {
+		if s.live() && s.gen == gen && !s.ending() && !s.state.starting() && s.state != exiting {
 			n++
 		}
 	}

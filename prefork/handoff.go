@@ -206,6 +206,7 @@ func (x *handoffMode) look(i int, closed bool) {
 			x.p.stats.Overloads++
 		}
 	default:
+		x.hold.touch(i, x.p.now, x.p.cfg.HoldTimeout)
 		x.poll(i)
 	}
 }
@@ -300,13 +301,21 @@ func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
 
 // expire closes the connections held longer than HoldTimeout without
 // becoming ready: with the http filter, those that sent part of a request
-// get 408 first; silent and parked ones are closed quietly.
+// get 408 first; silent and parked ones are closed quietly. One whose head
+// is in and whose body came to a stop for HoldTimeout goes to a child.
 func (x *handoffMode) expire() {
 	p := x.p
 	for {
 		i := x.hold.expired(p.now.Add(-p.cfg.HoldTimeout))
 		if i < 0 {
 			return
+		}
+		if x.hold.conns[i].body != nil { // its body stalled: a child waits on it, as without the holder
+			x.hold.bodies.stalled++
+			x.hold.dropBody(&x.hold.conns[i])
+			x.hold.markReady(i)
+			x.handOff()
+			continue
 		}
 		p.stats.HoldTimeouts++
 		x.end(i)
@@ -501,5 +510,6 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 	if t := x.out.oldest(); !t.IsZero() {
 		in.SendingOldest = max(now.Sub(t), 0)
 	}
+	h.bodyInfo(in)
 	return in
 }

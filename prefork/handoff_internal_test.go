@@ -241,7 +241,7 @@ func TestShedOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHolder(acceptfilter.HTTP)
+			h := newHolder(acceptfilter.HTTP, 0)
 			for i, c := range tc.conns {
 				j := h.add(100+i, 0, t0.Add(time.Duration(i)*time.Second), c.parked)
 				if c.ready {

@@ -26,13 +26,14 @@ const kindHeld kind = kindReports + 1
 type heldConn struct {
 	fd       int // -1: a free entry
 	listener int
-	since    time.Time // accepted, or parked
-	seq      uint32    // bumped each time the entry is freed
-	got      int       // bytes the last look saw
-	ready    bool      // in the ready queue
-	parked   bool      // given back by a child (Keep), not ready yet
-	polled   bool      // registered in the loop's epoll set
-	stored   string    // its name in the store (store.go), "" if not stored
+	since    time.Time  // accepted, or parked
+	seq      uint32     // bumped each time the entry is freed
+	got      int        // bytes the last look saw
+	ready    bool       // in the ready queue
+	parked   bool       // given back by a child (Keep), not ready yet
+	polled   bool       // registered in the loop's epoll set
+	stored   string     // its name in the store (store.go), "" if not stored
+	body     *bodyState // its head is in: the body it waits for (bodies.go), or nil
 }
 
 // heldRef names an entry in a queue; seq tells whether it is still the same
@@ -82,12 +83,21 @@ type holder struct {
 	idle   refQueue    // parked, in order of age
 	queue  refQueue    // ready ones, in the order they became ready
 	peek   []byte      // acceptfilter.HeadLimit bytes, for every look
+	big    []byte      // for chunked bodies: up to HeadLimit + bound bytes, made at the first (bodies.go)
+	bound  int64       // --hold-body: the most bytes of body held (http); 0: none
+	bodies bodyCounts  // bodies held (bodies.go)
 	store  Store       // where held connections outlive the master (store.go)
 	stored storeCounts // the store's counters
 }
 
-func newHolder(f acceptfilter.Filter) *holder {
-	return &holder{filter: f, peek: make([]byte, acceptfilter.HeadLimit)}
+// newHolder returns an empty holder for filter f, holding bodies of up to
+// bound bytes (http only).
+func newHolder(f acceptfilter.Filter, bound uint64) *holder {
+	h := &holder{filter: f, peek: make([]byte, acceptfilter.HeadLimit)}
+	if f == acceptfilter.HTTP {
+		h.bound = int64(bound)
+	}
+	return h
 }
 
 // add holds fd, accepted on listener (or parked: given back) at now, and
@@ -101,7 +111,7 @@ func (h *holder) add(fd, listener int, now time.Time, parked bool) int {
 		i = len(h.conns) - 1
 	}
 	c := &h.conns[i]
-	c.fd, c.listener, c.since, c.got, c.ready, c.parked, c.polled = fd, listener, now, 0, false, parked, false
+	c.fd, c.listener, c.since, c.got, c.ready, c.parked, c.polled, c.body = fd, listener, now, 0, false, parked, false, nil
 	h.count++
 	if parked {
 		h.parked++
@@ -117,6 +127,7 @@ func (h *holder) release(i int) int {
 	h.unkeep(i)
 	c := &h.conns[i]
 	fd := c.fd
+	h.dropBody(c)
 	if c.ready {
 		h.ready--
 	}
@@ -157,10 +168,15 @@ func (h *holder) look(i int) look {
 	return got
 }
 
-// peekAt is look without the store.
+// peekAt is look without the store. A connection whose head is in waits
+// for its body (bodies.go): a Content-Length one is counted, not peeked at.
 func (h *holder) peekAt(i int) look {
 	c := &h.conns[i]
-	n, err := rawPeek(c.fd, h.peek)
+	if c.body != nil && !c.body.chunked {
+		return h.lookBody(i, nil)
+	}
+	buf := h.bodyPeek(c)
+	n, err := rawPeek(c.fd, buf)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return notYet
@@ -169,10 +185,15 @@ func (h *holder) peekAt(i int) look {
 	}
 	from := c.got
 	c.got = n
-	if h.filter.Ready(h.peek[:n], from) {
+	switch {
+	case c.body != nil:
+		return h.lookBody(i, buf[:n])
+	case !h.filter.Ready(buf[:n], from):
+		return notYet
+	case h.bound == 0:
 		return isReady
 	}
-	return notYet
+	return h.lookBody(i, buf[:n])
 }
 
 // markReady puts entry i in the ready queue.

@@ -54,6 +54,8 @@ func TestMain(m *testing.M) {
 //	keephttp3   keephttp as a worker of protocol revision 3 does it: under a filter, the master accepts for it
 //	nohandoff   says hello without the handoff capability, then waits
 //	flood       HTTP/1.0, one request per connection; /flood sends R reports nonstop first (reports_test.go)
+//	spawner     echo that starts a grandchild for "spawn" and "spawn-listener" (leftovers_test.go)
+//	blackhole   not a worker: a grandchild that accepts on fd 3 and answers nothing (leftovers_test.go)
 func runTestWorker(name string) int {
 	delay, _ := time.ParseDuration(os.Getenv("ACTD_TEST_DELAY"))
 	var err error
@@ -87,6 +89,10 @@ func runTestWorker(name string) int {
 	case "keephttp3":
 		os.Setenv(protocol.EnvProtocol, "3") // the library then says hello without CapScreen, as it did at revision 3
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
+	case "spawner":
+		err = worker.Serve(context.Background(), spawner())
+	case "blackhole":
+		return blackhole()
 	case "nohandoff":
 		return misbehave(name)
 	case "garbage", "hang":

@@ -77,6 +77,7 @@ func (p *Pool) reap(s *slot) {
 	if pid == 0 || errors.Is(err, unix.EINTR) {
 		return
 	}
+	p.killLeftovers(s) // leftovers.go
 	p.readRest(s)
 	p.closeChannel(s)
 	p.poll.remove(s.pidfd)

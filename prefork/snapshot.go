@@ -18,6 +18,7 @@ type Stats struct {
 	Recycled    uint64    `json:"recycled"`        // children retired after --max-conn-per-child
 	MemRecycled uint64    `json:"memory_recycled"` // children retired over --max-child-memory
 	OOMKilled   uint64    `json:"oom_killed"`      // children killed by the kernel's OOM killer
+	Orphans     uint64    `json:"orphans_killed"`  // processes a child left in its cgroup, killed as it was reaped (leftovers.go)
 	Overloads   uint64    `json:"overloads"`       // times a connection waited with no idle child
 	Garbage     uint64    `json:"garbage"`         // children killed for a bad message
 	PingsFailed uint64    `json:"pings_failed"`    // pings not answered in time
@@ -88,6 +89,16 @@ type HeldInfo struct {
 	SendingLeft   int64         `json:"sending_left"`
 	SendingOldest time.Duration `json:"sending_oldest"`
 	Refused       int           `json:"refused"` // responses beyond --offload-total waiting for a child to write them (Unsent)
+	// Under http with --hold-body (bodies.go): connections held for their
+	// body now and the bytes in their queues (head included); bodies
+	// handed over at the bound, with their queue full before it, or after
+	// --hold-timeout without bytes, in all; 100 Continue answers sent.
+	Bodies      int    `json:"bodies,omitempty"`
+	BodyBytes   int64  `json:"body_bytes,omitempty"`
+	BodyBound   uint64 `json:"body_bound,omitempty"`
+	BodyFull    uint64 `json:"body_full,omitempty"`
+	BodyStalled uint64 `json:"body_stalled,omitempty"`
+	Continues   uint64 `json:"continues,omitempty"`
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.

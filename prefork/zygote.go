@@ -269,7 +269,7 @@ func (p *Pool) zygoteMessage(id int) {
 		return
 	}
 	p.pre.backoff.fail(p.now, err.Error())
-	p.killZygote(z, err.Error())
+	p.killZygote(z, "garbage", err.Error())
 }
 
 // closeZygote stops reading zygote z: it is going.
@@ -299,13 +299,17 @@ func (p *Pool) retireZygote(z *zygote) {
 	p.forget(z)
 }
 
-// killZygote ends zygote z with SIGKILL.
-func (p *Pool) killZygote(z *zygote, why string) {
+// killZygote ends zygote z with SIGKILL. event names the log event, as for
+// a child's kill: hung or garbage (a warning), or stop (not logged: the
+// pool stops, and says why itself).
+func (p *Pool) killZygote(z *zygote, event, why string) {
 	if z.killed {
 		return
 	}
 	z.killed = true
-	p.log.Warn("killing zygote", "event", "hung", "pid", z.pid, "reason", why)
+	if event != "stop" {
+		p.log.Warn("killing zygote", "event", event, "pid", z.pid, "reason", why)
+	}
 	if err := unix.PidfdSendSignal(z.pidfd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 		p.log.Error("signal zygote", "pid", z.pid, "err", err)
 	}
@@ -386,10 +390,10 @@ func (p *Pool) tickZygotes() {
 		switch {
 		case z.state == zygoteStarting && p.now.Sub(z.started) > p.cfg.StartTimeout:
 			p.pre.backoff.fail(p.now, "no hello")
-			p.killZygote(z, fmt.Sprintf("no hello within %v", p.cfg.StartTimeout))
+			p.killZygote(z, "hung", fmt.Sprintf("no hello within %v", p.cfg.StartTimeout))
 		case z.state == zygoteEnding && !z.deadline.IsZero() && p.now.After(z.deadline):
 			z.deadline = time.Time{}
-			p.killZygote(z, "did not exit when told")
+			p.killZygote(z, "hung", "did not exit when told")
 		}
 	}
 	if p.cfg.Preload && p.pre.current == nil && p.stop == nil && p.pre.backoff.allows(p.now, 1) > 0 {
@@ -404,7 +408,7 @@ func (p *Pool) tickZygotes() {
 func (p *Pool) stopZygotes(kill bool, why string) {
 	for _, z := range p.pre.all {
 		if kill {
-			p.killZygote(z, why)
+			p.killZygote(z, "stop", why)
 		} else {
 			p.retireZygote(z)
 		}

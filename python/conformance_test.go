@@ -2,6 +2,7 @@ package python_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/actd/actd/internal/conformance"
 )
@@ -21,6 +22,27 @@ func TestConformance(t *testing.T) {
 						t.Errorf("%s (%s): %v", c.Name, c.Rule, err)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestConformanceTrickled: under the HTTP accept filter, each case of the
+// corpus up to 300 bytes sent a byte at a time, so that the master looks
+// at (nearly) every prefix: the filter hands a connection over neither
+// before the WSGI adapter can answer it nor after (cmd/actd
+// TestBuiltinConformanceTrickled has the same for the built-in handler).
+func TestConformanceTrickled(t *testing.T) {
+	p := startPool(t, "dispatch", []string{python(t), "-m", "actd.wsgi", "validated:app"},
+		"--accept-filter", "http", "--hold-timeout", "60s")
+	for _, c := range conformance.Cases {
+		if len(c.Bytes()) > 300 {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			if err := conformance.CheckTrickled("tcp", p.addr, c, ioTimeout, time.Millisecond); err != nil {
+				t.Errorf("%s (%s): %v", c.Name, c.Rule, err)
 			}
 		})
 	}

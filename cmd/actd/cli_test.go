@@ -176,3 +176,19 @@ func TestReloadNotesListenChange(t *testing.T) {
 		t.Errorf("old socket after the reload: got %q, %v; want an answer", body, err)
 	}
 }
+
+// TestSocketModeFlag: --socket-mode gives the --listen unix: socket file
+// its mode, whatever actd's umask.
+func TestSocketModeFlag(t *testing.T) {
+	a := startActd(t, nil, "--socket-mode", "0666")
+	info, err := os.Stat(a.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode().Perm(); got != 0o666 {
+		t.Errorf("got mode %v, want 0666 (-rw-rw-rw-)", got)
+	}
+	if body, err := a.get(); err != nil {
+		t.Errorf("got %q, %v; want an answer", body, err)
+	}
+}

@@ -26,3 +26,23 @@ func TestBuiltinConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinConformanceTrickled: under the HTTP accept filter, each case
+// of the corpus up to 300 bytes sent a byte at a time, so that the master
+// looks at (nearly) every prefix: the filter hands a connection over
+// neither before the handler can answer it nor after, and the answers are
+// those of the corpus.
+func TestBuiltinConformanceTrickled(t *testing.T) {
+	a := startActd(t, nil, "--accept-filter", "http", "--hold-timeout", "60s")
+	for _, c := range conformance.Cases {
+		if len(c.Bytes()) > 300 {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
+			if err := conformance.CheckTrickled("unix", a.sock, c, 30*time.Second, time.Millisecond); err != nil {
+				t.Errorf("%s (%s): %v", c.Name, c.Rule, err)
+			}
+		})
+	}
+}

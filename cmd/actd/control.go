@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/actd/actd/config"
 	"github.com/actd/actd/prefork"
 )
 
@@ -49,16 +50,21 @@ func controlPath(flag string) string {
 	return ""
 }
 
-// listenControl binds the unix socket path. It returns an error when
-// another actd answers there, a stale file cannot be removed, or the bind
-// fails (a directory that does not exist, no permission).
+// listenControl binds the unix socket path, removing a stale socket there
+// first. It returns a *config.Error when path exists and is no socket (a
+// directory, a file: never removed), and another error when another actd
+// answers there, a stale socket cannot be removed, or the bind fails (a
+// directory that does not exist, no permission).
 func listenControl(path string) (net.Listener, error) {
+	if err := config.CheckControlSocket(path); err != nil {
+		return nil, err
+	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("control socket %s: another actd answers there", path)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("control socket: remove stale %w", err)
+		return nil, fmt.Errorf("control socket: remove stale socket: %w", err)
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -120,21 +126,6 @@ func (m *master) statusDoc(ctx context.Context, unit string) (statusDoc, error) 
 	}
 	return statusDoc{Version: version, PID: os.Getpid(), Unit: unit, Rate: m.report.rates.add(snap),
 		Note: m.report.currentNote(), Snapshot: snap}, nil
-}
-
-// request sends one request line to the control socket at path and returns
-// the whole answer, read within wait.
-func request(path, req string, wait time.Duration) ([]byte, error) {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(wait))
-	if _, err := io.WriteString(c, req+"\n"); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(c)
 }
 
 // ownUnit returns the systemd unit this process runs in, from the last

@@ -1,22 +1,33 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/actd/actd/config"
 )
 
 // runActd runs the test binary as actd with args and returns its exit status
-// and stderr.
+// and stderr. An actd that runs a pool instead of refusing args is killed
+// after a minute (a bound, not a speed) and fails the test.
 func runActd(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(os.Environ(), envAsActd+"=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.Run()
+	if ctx.Err() != nil {
+		t.Errorf("actd %q still ran after %v, killed", args, time.Minute)
+	}
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
@@ -37,6 +48,15 @@ func TestBadInputExitStatus(t *testing.T) {
 	dup := write("dup.conf", "listen = 127.0.0.1:0\nmax-children = 4\nlisten = unix:/tmp/x.sock\nmax-children = 8\n")
 	notProgram := write("hostname.conf", "listen = 127.0.0.1:0\nworker = /etc/hostname\n")
 	rawKey := write("raw.conf", "max-\xff\xfe = 3\n")
+	emptyDir := filepath.Join(dir, "empty")
+	if err := os.Mkdir(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := os.Stat(emptyDir); err != nil {
+			t.Errorf("the empty directory given as --control-socket: %v, want it left alone", err)
+		}
+	}()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -75,6 +95,19 @@ func TestBadInputExitStatus(t *testing.T) {
 		{"check-config duplicate key", []string{"check-config", dup}, exitConfig, []string{"dup.conf:4: max-children"}},
 		{"non-UTF-8 key quoted", []string{"check-config", rawKey}, exitConfig, []string{`"max-\xff\xfe": unknown key`}},
 		{"check-config worker not a program", []string{"check-config", notProgram}, exitConfig, []string{`hostname.conf:2: worker: "/etc/hostname": not a`}},
+		{"control socket a directory", []string{"--listen", "127.0.0.1:0", "--control-socket", emptyDir}, exitConfig, []string{"control-socket: " + emptyDir + " is a directory", "actd.sock"}},
+		{"control socket a file", []string{"--listen", "127.0.0.1:0", "--control-socket", notProgram}, exitConfig, []string{"control-socket: " + notProgram + " exists and is not a socket"}},
+		{"listen twice", []string{"--listen", "127.0.0.1:7", "--listen", "127.0.0.1:7"}, exitConfig, []string{"listen: 127.0.0.1:7 given twice: give each address once"}},
+		{"listen twice, named", []string{"--listen", "unix:/tmp/x.sock", "--listen", "b=unix:/tmp/x.sock"}, exitConfig, []string{"listen: unix:/tmp/x.sock given twice", `"b=unix:/tmp/x.sock"`}},
+		{"config a directory", []string{"--config", emptyDir}, exitConfig, []string{"config: " + emptyDir + " is a directory", "key = value"}},
+		{"check-config a directory", []string{"check-config", emptyDir}, exitConfig, []string{"config: " + emptyDir + " is a directory"}},
+		{"short -v", []string{"-v"}, exitUsage, []string{"unknown flag -v", "actd --version", "usage"}},
+		{"--version after flags", []string{"--listen", "127.0.0.1:0", "--version"}, exitUsage, []string{"unknown flag --version", "actd --version (alone)"}},
+		{"flag typo", []string{"--max-childen", "3"}, exitUsage, []string{"unknown flag --max-childen: did you mean --max-children?"}},
+		{"status unknown flag", []string{"status", "--bogus"}, exitUsage, []string{"actd status: unknown flag --bogus", "usage: actd status [--json]", "  --control-socket PATH"}},
+		{"status flag typo", []string{"status", "--jsn"}, exitUsage, []string{"did you mean --json?", "usage: actd status"}},
+		{"socket mode", []string{"--listen", "127.0.0.1:0", "--socket-mode", "rw-rw----"}, exitConfig, []string{`socket-mode: "rw-rw----": want permission bits in octal`}},
+		{"reload unknown flag", []string{"reload", "--bogus"}, exitUsage, []string{"actd reload: unknown flag --bogus", "usage: actd reload [--control-socket PATH] [NAME]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runActd(t, tc.args...)
@@ -86,6 +119,9 @@ func TestBadInputExitStatus(t *testing.T) {
 					t.Errorf("stderr %q lacks %q", stderr, w)
 				}
 			}
+			if strings.Contains(stderr, "flag provided but not defined") {
+				t.Errorf("stderr %q: want no raw flag package text", stderr)
+			}
 		})
 	}
 }
@@ -95,5 +131,39 @@ func TestCheckConfigGood(t *testing.T) {
 	os.WriteFile(p, []byte("listen = 127.0.0.1:0\nmax-children = 8\nworker = /bin/cat \"-u\"\n"), 0o600)
 	if code, stderr := runActd(t, "check-config", p); code != 0 {
 		t.Errorf("check-config good file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestControlSocketNeverRemoved: at start actd removes only a stale socket
+// at the control socket's path (the default one under RUNTIME_DIRECTORY
+// too, which the configuration check does not see): a directory, even an
+// empty one, or a file there stops it with a configuration error (exit 78)
+// and stays.
+func TestControlSocketNeverRemoved(t *testing.T) {
+	dir := t.TempDir()
+	empty, file := filepath.Join(dir, "empty"), filepath.Join(dir, "file")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{empty, "is a directory"},
+		{file, "exists and is not a socket"},
+	} {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			ln, err := listenControl(tc.path)
+			if err == nil {
+				ln.Close()
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.Key != "control-socket" || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want a *config.Error for control-socket saying %q", err, tc.want)
+			}
+			if _, err := os.Stat(tc.path); err != nil {
+				t.Errorf("after listenControl: %v, want %s left alone", err, tc.path)
+			}
+		})
 	}
 }

@@ -30,14 +30,18 @@ func codingStatus(codings []byte) int {
 	return 0
 }
 
+// chunkLineLimit is the longest chunk-size line, without its CRLF: 400.
+const chunkLineLimit = 4096
+
 // chunkedBody reads and drops a chunked body (RFC 9112 7.1): chunk-size
-// lines of 1 to 16 hex digits and extensions, each line ending in CRLF;
+// lines of 1 to 16 hex digits and extensions, at most chunkLineLimit
+// bytes, each line ending in CRLF;
 // chunk data followed by CRLF; trailer field lines up to an empty line,
 // within acceptfilter.HeadLimit. It returns 0, 400 for a malformed body,
 // or the status of a failed read.
 func chunkedBody(r *bufio.Reader) int {
 	for {
-		line, err := readLine(r, r.Size())
+		line, err := readLine(r, chunkLineLimit+1)
 		if err != nil {
 			return readStatus(err, 400)
 		}

@@ -150,13 +150,14 @@ func (f *framing) readBody(r *bufio.Reader) int {
 	return 0
 }
 
-// errBareCR is a line with a CR that no LF follows.
-var errBareCR = errors.New("bare CR")
+// errBadByte is a line with a byte no line of a head may hold: a control
+// byte but HTAB, DEL, or a CR that no LF follows.
+var errBadByte = errors.New("control byte or bare CR")
 
 // readLine is r.ReadSlice('\n') for a line of at most limit bytes before
 // its LF, but it fails as soon as the bytes in show the line bad, not
-// when a LF comes, which may be never: errBareCR for a CR followed by
-// another byte than LF, bufio.ErrBufferFull past limit.
+// when a LF comes, which may be never (the accept filter hands such a
+// connection over at once): errBadByte, or bufio.ErrBufferFull past limit.
 func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	for {
 		buf, _ := r.Peek(r.Buffered())
@@ -164,10 +165,9 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 		if end >= 0 {
 			buf = buf[:end]
 		}
-		if cr := bytes.IndexByte(buf, '\r'); cr >= 0 && cr < len(buf)-1 {
-			return nil, errBareCR
-		}
 		switch {
+		case hasBadByte(buf):
+			return nil, errBadByte
 		case len(buf) > limit:
 			return nil, bufio.ErrBufferFull
 		case end >= 0 || len(buf) == r.Size():
@@ -179,16 +179,27 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
+// hasBadByte reports whether line, a line without its LF (or the start of
+// one), holds a control byte but HTAB, DEL, or a CR anywhere but last.
+func hasBadByte(line []byte) bool {
+	for i, c := range line {
+		if c < ' ' && c != '\t' && (c != '\r' || i < len(line)-1) || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
 // readStatus is the status for a failed read: tooLong for a line longer
 // than the buffer, 408 for a request past its deadline or a SO_RCVTIMEO
 // timeout (the handler makes the latter quiet if no byte had come), 400
-// for a bare CR,
+// for a control byte or a bare CR,
 // closeQuietly for the client's close or a failed socket.
 func readStatus(err error, tooLong int) int {
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
 		return tooLong
-	case errors.Is(err, errBareCR):
+	case errors.Is(err, errBadByte):
 		return 400
 	case errors.Is(err, errDeadline), errors.Is(err, unix.EAGAIN):
 		return 408

@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/actd/actd/config"
+	"github.com/actd/actd/internal/nearest"
 )
 
 var version = "dev"
@@ -131,37 +132,9 @@ subcommands:
 // nearestCommand returns the subcommand within two edits of name (a typo),
 // or "".
 func nearestCommand(name string) string {
-	best, bestDist := "", 3
-	for _, c := range commands {
-		if d := editDistance(name, c.name); d < bestDist {
-			best, bestDist = c.name, d
-		}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
 	}
-	return best
-}
-
-// editDistance is the Damerau-Levenshtein (optimal string alignment)
-// distance between a and b, in bytes: "stauts" is 1 from "status".
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
+	return nearest.Word(name, names, 2)
 }

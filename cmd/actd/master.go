@@ -48,6 +48,7 @@ func runMaster(args []string) int {
 	if err != nil {
 		return configExit(&config.Error{Key: "log-format", Err: err})
 	}
+	warnRoot(os.Stderr, os.Geteuid(), os.Getenv)
 	// Catch the signals before binding anything: a SIGHUP or SIGTERM sent
 	// as soon as the control socket answers waits for serve instead of
 	// killing the master (the default action of both).
@@ -102,7 +103,7 @@ func errnoOf(err error) syscall.Errno {
 // for no socket or a bad setting, 71 when the system refuses a socket (an
 // address in use, a control socket directory that does not exist).
 func (m *master) start() (int, error) {
-	socks, stored, err := activation.SocketsWithStored(m.cfg.Listen)
+	socks, stored, err := activation.SocketsWithStored(m.cfg.Listen, m.cfg.SocketMode)
 	if errors.Is(err, activation.ErrNoSockets) {
 		return exitConfig, fmt.Errorf("listen: no socket from systemd (LISTEN_FDS) and no --listen address")
 	}

@@ -135,6 +135,7 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("reloads", "Generations started by a reload.", s.Stats.Reloads)
 	mw.counter("memory_recycled", "Children retired over --max-child-memory.", s.Stats.MemRecycled)
 	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
+	mw.counter("orphans_killed", "Processes a child left in its cgroup, killed as it was reaped.", s.Stats.Orphans)
 	writeChildMetrics(mw, s.Slots)
 	if s.Held != nil {
 		writeHeldMetrics(mw, s)
@@ -176,6 +177,19 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	mw.counter("send_timeouts", "Of them, closed after --send-timeout without progress, or at the graceful timeout.", s.Stats.SendTimeouts)
 	mw.gauge("offload_refused", "Responses beyond --offload-total waiting for an idle child to write them.", h.Refused)
 	mw.counter("offload_over_limit", "Responses the master did not take, beyond --offload-total: a child wrote them.", s.Stats.OverTotal)
+	if h.Filter == "http" {
+		writeBodyMetrics(mw, h)
+	}
+}
+
+// writeBodyMetrics writes the bodies the master holds (--hold-body).
+func writeBodyMetrics(mw metricsWriter, h *prefork.HeldInfo) {
+	mw.gauge("held_bodies", "Connections held for their request body (--hold-body).", h.Bodies)
+	mw.gauge("held_body_bytes", "Bytes in the receive queues of the connections held for their body, heads included.", h.BodyBytes)
+	mw.counter("bodies_at_bound", "Bodies larger than --hold-body, handed over once that much was in.", h.BodyBound)
+	mw.counter("bodies_full", "Bodies handed over with their receive queue full before --hold-body (net.core.rmem_max).", h.BodyFull)
+	mw.counter("bodies_stalled", "Bodies handed over after --hold-timeout without new bytes.", h.BodyStalled)
+	mw.counter("continues", "100 Continue answers the master sent for held requests.", h.Continues)
 }
 
 // writeChildMetrics writes each live child's memory and CPU time, by slot,

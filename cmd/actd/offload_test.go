@@ -102,9 +102,9 @@ func bodyLength(r *bufio.Reader) (int, error) {
 	}
 }
 
-// goodClients sends plain requests, one at a time on each of n
+// plainClients sends plain requests, one at a time on each of n
 // connections, until stop closes, and counts answers and failures.
-func goodClients(a *actd, n int, stop <-chan struct{}) (wait func() (ok, failed int64)) {
+func plainClients(a *actd, n int, stop <-chan struct{}) (wait func() (ok, failed int64)) {
 	var wg sync.WaitGroup
 	var good, bad atomic.Int64
 	for range n {
@@ -144,7 +144,7 @@ func TestOffloadSlowReaders(t *testing.T) {
 	a := startOffloading(t, dir)
 	waitFor(t, "8 children idle", 10*time.Second, func() bool { return a.status(t).Snapshot.Idle == 8 })
 	stop := make(chan struct{})
-	waitGood := goodClients(a, 4, stop)
+	waitGood := plainClients(a, 4, stop)
 	const slow = 32
 	errs := make(chan error, slow)
 	for i := range slow {

@@ -14,7 +14,8 @@ import (
 // stops actd at start with exit status 78 and a message naming the fix,
 // rather than a pool that waits for forks forever: the built-in Go handler
 // (Go cannot fork: refused with the configuration) and a revision-1 Python
-// worker (its zygote's hello lacks the fork capability).
+// worker (its zygote's hello lacks the fork capability). No warning that
+// reads like a hang ("killing zygote", event=hung) comes before it.
 func TestPreloadNeedsFork(t *testing.T) {
 	python, pyErr := exec.LookPath("python3")
 	for _, tc := range []struct {
@@ -28,8 +29,11 @@ func TestPreloadNeedsFork(t *testing.T) {
 			if tc.worker != nil && pyErr != nil {
 				t.Skip("python3 not installed")
 			}
-			args := append([]string{"--listen", "unix:" + filepath.Join(t.TempDir(), "s"), "--preload"}, tc.worker...)
-			checkRefused(t, args, "without the fork capability", "drop --preload")
+			args := append([]string{"--listen", "unix:" + filepath.Join(t.TempDir(), "s"), "--preload", "--log-format", "text"}, tc.worker...)
+			stderr := checkRefused(t, args, "without the fork capability", "drop --preload")
+			if strings.Contains(stderr, "level=WARN") || strings.Contains(stderr, "killing zygote") {
+				t.Errorf("stderr %q: want no warning (a hang?) before the refusal", stderr)
+			}
 		})
 	}
 }
@@ -43,8 +47,8 @@ time.sleep(30)`
 
 // checkRefused runs actd with args until it exits and checks that it exits
 // with status 78 and says every one of want on stderr (the reason and the
-// fix).
-func checkRefused(t *testing.T, args []string, want ...string) {
+// fix). It returns stderr.
+func checkRefused(t *testing.T, args []string, want ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a speed: python3 starts slowly on a loaded machine
 	defer cancel()
@@ -61,4 +65,5 @@ func checkRefused(t *testing.T, args []string, want ...string) {
 			t.Errorf("stderr %q: want %q in it", msg, w)
 		}
 	}
+	return stderr.String()
 }

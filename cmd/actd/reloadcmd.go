@@ -17,9 +17,9 @@ import (
 // running pool keeps serving with the old generation whenever it fails.
 func runReload(args []string) int {
 	fs := flag.NewFlagSet("actd reload", flag.ContinueOnError)
-	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	path := fs.String("control-socket", "", "`PATH` of the pool's control socket (default: NAME's, else /run/actd/control.sock)")
+	if code, done := subcommandFlags(fs, args, "[--control-socket PATH] [NAME]"); done {
+		return code
 	}
 	sock := statusSocket(*path, fs.Arg(0))
 	raw, err := request(sock, "reload", reloadWait)

@@ -2,17 +2,25 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/actd/actd/config"
 	"github.com/actd/actd/notify"
 )
 
 // listenSide binds the control socket and the metrics address, so that a
-// bad one stops actd at start. It returns 71 and the error if a bind fails.
+// bad one stops actd at start. It returns 78 and the error if the control
+// socket's path holds something else (a directory), 71 and the error if a
+// bind fails.
 func (m *master) listenSide() (int, error) {
 	var err error
 	if path := controlPath(m.cfg.ControlSocket); path != "" {
 		if m.control, err = listenControl(path); err != nil {
+			var ce *config.Error
+			if errors.As(err, &ce) {
+				return exitConfig, err
+			}
 			return exitOSErr, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -22,22 +23,15 @@ import (
 func runStatus(args []string) int {
 	fs := flag.NewFlagSet("actd status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the raw status document")
-	path := fs.String("control-socket", "", "the pool's control socket (default: the unit's runtime directory)")
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Print("usage: actd status [--json] [--control-socket PATH] [NAME]\n\n" +
-			"  --json                 print the raw status document\n" +
-			"  --control-socket PATH  the pool's control socket (default: NAME's, else /run/actd/control.sock)\n")
-		return exitOK
-	} else if err != nil {
-		fmt.Fprintln(os.Stderr, "actd status:", err)
-		return exitUsage
+	path := fs.String("control-socket", "", "`PATH` of the pool's control socket (default: NAME's, else /run/actd/control.sock)")
+	if code, done := subcommandFlags(fs, args, "[--json] [--control-socket PATH] [NAME]"); done {
+		return code
 	}
 	sock := statusSocket(*path, fs.Arg(0))
 	raw, err := fetchStatus(sock)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "actd status: %s: %v\n", sock, dialReason(err))
-		fmt.Fprintln(os.Stderr, "is actd running? pass NAME for actd@NAME, or --control-socket PATH for a pool started by hand")
+		fmt.Fprintln(os.Stderr, statusHint(err))
 		return exitFailure
 	}
 	if *asJSON {
@@ -74,6 +68,14 @@ func statusSocket(flagPath, name string) string {
 		return p
 	}
 	return "/run/actd/control.sock"
+}
+
+// statusHint is what to try after the status request failed with err.
+func statusHint(err error) string {
+	if errors.Is(err, syscall.EAGAIN) {
+		return "actd runs, but its control socket stays busy (many status clients at once?): try again"
+	}
+	return "is actd running? pass NAME for actd@NAME, or --control-socket PATH for a pool started by hand"
 }
 
 // dialReason is err without the address net.OpError repeats, e.g.
@@ -142,6 +144,10 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		fmt.Fprintf(w, "finished by the master: %d responses, %s of data, %s left; oldest %v; %d waiting for a child; %d handed over, %d finished, %d failed, %d send timeouts, %d over --offload-total\n",
 			h.Sending, sizeText(uint64(max(h.SendingBytes, 0))), sizeText(uint64(max(h.SendingLeft, 0))), h.SendingOldest.Round(time.Millisecond),
 			h.Refused, s.Stats.Finishing, s.Stats.Finished, s.Stats.FinishFailed, s.Stats.SendTimeouts, s.Stats.OverTotal)
+		if h.Filter == "http" {
+			fmt.Fprintf(w, "bodies held: %d (%d bytes in); %d handed over at --hold-body, %d with a full receive queue, %d stalled; %d 100 Continue sent\n",
+				h.Bodies, h.BodyBytes, h.BodyBound, h.BodyFull, h.BodyStalled, h.Continues)
+		}
 	}
 	if z := s.Zygote; z != nil {
 		fmt.Fprintf(w, "zygote (preload): pid %d, generation %d, %s for %v; rss %s, cpu %.2fs; %d forks, %d in all, %d restarts\n",

@@ -7,9 +7,9 @@
  * It finds its listeners the way any socket-activated program does, with
  * sd_listen_fds_with_names() (LISTEN_PID, LISTEN_FDS, LISTEN_FDNAMES), and
  * answers each connection with the name of the listener it came in on. The
- * back-channel is ACTD_CHANNEL_FD, 8-byte messages (docs/protocol.md):
- * H and I at start; on A accept once and send B, then I; answer P with O;
- * exit on D or end of file.
+ * back-channel is ACTD_CHANNEL_FD, 8-byte messages (docs/protocol.md,
+ * named in wire.h): H and I at start; on A accept once and send B, then I;
+ * answer P with O; exit on D or end of file.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
@@ -22,14 +22,13 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "wire.h"
+
 static int channel;
 
 static void sendmsg8(char type, uint16_t listener, uint32_t value) {
-	unsigned char m[8] = {(unsigned char)type, 1};
-	uint16_t l = htons(listener);
-	uint32_t v = htonl(value);
-	memcpy(m + 2, &l, 2);
-	memcpy(m + 4, &v, 4);
+	unsigned char m[HEADER_SIZE];
+	encode(m, type, listener, value);
 	if (send(channel, m, sizeof m, 0) != sizeof m) {
 		perror("c-worker: send");
 		exit(1);
@@ -73,14 +72,14 @@ int main(void) {
 		return 1;
 	}
 	channel = atoi(fd);
-	sendmsg8('H', 0, (uint32_t)getpid());
-	sendmsg8('I', 0, 0);
+	sendmsg8(HELLO, 0, (uint32_t)getpid());
+	sendmsg8(IDLE, 0, 0);
 	for (;;) {
 		unsigned char m[16];
 		ssize_t got = recv(channel, m, sizeof m, 0);
 		if (got == 0)
 			return 0; /* the master is gone */
-		if (got != 8 || m[1] != 1) {
+		if (got != HEADER_SIZE || m[1] != WIRE) {
 			fprintf(stderr, "c-worker: garbage on the back-channel\n");
 			return 1;
 		}
@@ -90,21 +89,21 @@ int main(void) {
 		memcpy(&v, m + 4, 4);
 		l = ntohs(l);
 		switch (m[0]) {
-		case 'P':
-			sendmsg8('O', 0, ntohl(v));
+		case PING:
+			sendmsg8(PONG, 0, ntohl(v));
 			break;
-		case 'D':
+		case DRAIN:
 			return 0;
-		case 'A': {
+		case ACCEPT: {
 			int conn = l < n ? accept4(SD_LISTEN_FDS_START + l, NULL, NULL, SOCK_CLOEXEC) : -1;
 			if (conn < 0) { /* EAGAIN: another child took it; anything else: try later */
-				sendmsg8('I', 0, 0);
+				sendmsg8(IDLE, 0, 0);
 				break;
 			}
-			sendmsg8('B', l, 0);
+			sendmsg8(BUSY, l, 0);
 			serve(conn, names[l]);
 			close(conn);
-			sendmsg8('I', 0, 0);
+			sendmsg8(IDLE, 0, 0);
 			break;
 		}
 		}

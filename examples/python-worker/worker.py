@@ -37,14 +37,22 @@ import signal
 import socket
 import struct
 
-VERSION = 1
-FORMAT = "!cBHI"  # type, version, listener (u16), value (u32): 8 bytes
+# The wire of revision 3, as actd's package protocol has it (the Go names in
+# upper case); protocol/languages_test.go checks that they agree. This
+# worker sends neither R nor K and is no zygote, but names them all.
+REVISION = 3
+WIRE = 1
+HEADER = struct.Struct("!cBHI")  # type, wire format, listener (u16), value (u32): 8 bytes
+MAX_TEXT = 248  # the longest text after the header (R)
+HELLO, IDLE, BUSY, PONG, SERVED, REQUEST, KEEP = b"H", b"I", b"B", b"O", b"S", b"R", b"K"  # to the master
+ACCEPT, PING, DRAIN, CONNECTION, FORK = b"A", b"P", b"D", b"C", b"F"  # from the master
 HANDOFF = 1  # capability bit 0: we take connections handed over (C)
+CAP_FORK = 2  # capability bit 1: a zygote's, not ours
 SLOT = os.environ.get("ACTD_SLOT", "?")
 
 
 def send(channel, kind, listener=0, value=0):
-    channel.send(struct.pack(FORMAT, kind, VERSION, listener, value))
+    channel.send(HEADER.pack(kind, WIRE, listener, value))
 
 
 def receive(channel):
@@ -60,12 +68,12 @@ def receive(channel):
         msg, fds = b"", []
     if not msg:
         return b"", 0, 0, None
-    if len(msg) != struct.calcsize(FORMAT):
+    if len(msg) != HEADER.size:
         raise SystemExit(f"python-worker: garbage on the back-channel: {msg!r}")
-    kind, version, listener, value = struct.unpack(FORMAT, msg)
-    if version != VERSION:
-        raise SystemExit(f"python-worker: protocol version {version}, want {VERSION}")
-    if (kind == b"C") != (len(fds) == 1):
+    kind, wire, listener, value = HEADER.unpack(msg)
+    if wire != WIRE:
+        raise SystemExit(f"python-worker: wire format {wire}, want {WIRE}")
+    if (kind == CONNECTION) != (len(fds) == 1):
         raise SystemExit(f"python-worker: {kind!r} with {len(fds)} file descriptors")
     conn = socket.socket(fileno=fds[0]) if fds else None
     return kind, listener, value, conn
@@ -99,9 +107,9 @@ def accept(channel, index, listener):
         conn, _ = listener.accept()
     except (BlockingIOError, ConnectionAbortedError):
         return False
-    send(channel, b"B", index)
+    send(channel, BUSY, index)
     serve(conn)
-    send(channel, b"I")
+    send(channel, IDLE)
     return True
 
 
@@ -109,16 +117,16 @@ def dispatch(channel, listeners):
     """Carry out the master's orders until a drain or EOF."""
     while True:
         kind, index, value, conn = receive(channel)
-        if kind == b"A":
+        if kind == ACCEPT:
             if not accept(channel, index, listeners[index]):
-                send(channel, b"I")  # nothing there: idle at once
-        elif kind == b"C":  # handed over, as if we had accepted it
+                send(channel, IDLE)  # nothing there: idle at once
+        elif kind == CONNECTION:  # handed over, as if we had accepted it
             conn.setblocking(True)
-            send(channel, b"B", index)
+            send(channel, BUSY, index)
             serve(conn)
-            send(channel, b"I")
-        elif kind == b"P":
-            send(channel, b"O", value=value)
+            send(channel, IDLE)
+        elif kind == PING:
+            send(channel, PONG, value=value)
         else:
             return  # D, or EOF
 
@@ -131,11 +139,11 @@ def wait_for_go_ahead(channel):
     """
     while True:
         kind, _, value, _ = receive(channel)
-        if kind == b"A":
+        if kind == ACCEPT:
             return True
-        if kind != b"P":
+        if kind != PING:
             return False  # D, or EOF
-        send(channel, b"O", value=value)
+        send(channel, PONG, value=value)
 
 
 def exclusive(channel, listeners):
@@ -146,19 +154,19 @@ def exclusive(channel, listeners):
     for listener in listeners:  # in listener order, as the Go worker does
         ep.register(listener, select.EPOLLIN | select.EPOLLEXCLUSIVE)
     ep.register(channel, select.EPOLLIN)
-    send(channel, b"I")  # registered
+    send(channel, IDLE)  # registered
     index_of = {listener.fileno(): i for i, listener in enumerate(listeners)}
     while True:
         ready = [fd for fd, _ in ep.poll()]
         if channel.fileno() in ready:  # orders first: a drain wins over a waiting connection
             kind, _, value, _ = receive(channel)
-            if kind == b"A":  # a lower slot registered after us: to the back of the queue
+            if kind == ACCEPT:  # a lower slot registered after us: to the back of the queue
                 for listener in listeners:
                     ep.unregister(listener)
                     ep.register(listener, select.EPOLLIN | select.EPOLLEXCLUSIVE)
-                send(channel, b"I")
-            elif kind == b"P":
-                send(channel, b"O", value=value)
+                send(channel, IDLE)
+            elif kind == PING:
+                send(channel, PONG, value=value)
             else:
                 return  # D, or EOF
         for fd in ready:
@@ -177,8 +185,8 @@ def main():
     for listener in listeners:
         listener.setblocking(False)  # already so in the file; tell Python too
     channel = socket.socket(fileno=int(os.environ["ACTD_CHANNEL_FD"]))
-    send(channel, b"H", HANDOFF, os.getpid())
-    send(channel, b"I")
+    send(channel, HELLO, HANDOFF, os.getpid())
+    send(channel, IDLE)
     if mode == "exclusive":
         exclusive(channel, listeners)
     else:

@@ -41,6 +41,7 @@ var Cases = []Case{
 	{Name: "lf-field", Rule: "9112 2.2: a field line ends in CRLF, not a bare LF", Request: get + "Host: x\n\r\n", Status: 400},
 	{Name: "lf-lf", Rule: "9112 2.2: a head ends in CRLF CRLF, not LF LF", Request: "GET " + Target + " HTTP/1.1\nHost: x\n\n", Status: 400, Alone: true},
 	{Name: "bare-cr", Rule: "9112 2.2: a bare CR is not a line end", Request: "GET " + Target + " HTTP/1.1\rHost: x\r\r", Status: 400, Alone: true},
+	{Name: "control-alone", Rule: "9110 5.5: a control byte is answered without waiting for the line's end", Request: get + host + "X-A: a\x00", Status: 400, Alone: true},
 	{Name: "bad-request-line-alone", Rule: "9112 3: a bad request line is answered without waiting for the head's end", Request: "GET /\r\n", Status: 400, Alone: true},
 
 	// Field lines: RFC 9112 5, RFC 9110 5.
@@ -99,6 +100,7 @@ var Cases = []Case{
 	{Name: "last-chunk-lf", Rule: "9112 7.1: the last chunk ends in CRLF", Request: chunked("5\r\nhello\r\n0\n\r\n"), Status: 400},
 	{Name: "chunk-end-lf", Rule: "9112 7.1: the body ends in CRLF", Request: chunked("5\r\nhello\r\n0\r\n\n"), Status: 400},
 	{Name: "chunk-extension-lf", Rule: "9112 7.1: a bare LF does not end an extension", Request: chunked("5;a\n\r\nhello\r\n0\r\n\r\n"), Status: 400},
+	{Name: "chunk-line-too-long", Rule: "9112 7.1: a chunk-size line over 4 KiB is 400", Request: chunked("5;a=" + strings.Repeat("b", 5000) + "\r\nhello\r\n0\r\n\r\n"), Status: 400},
 	{Name: "chunk-size-space-first", Rule: "9112 7.1: the chunk size comes first", Request: chunked(" 5\r\nhello\r\n0\r\n\r\n"), Status: 400},
 	{Name: "chunk-size-not-hex", Rule: "9112 7.1: the chunk size is hex digits", Request: chunked("g\r\nhello\r\n0\r\n\r\n"), Status: 400},
 	{Name: "chunk-size-empty", Rule: "9112 7.1: the chunk size is at least one digit", Request: chunked("\r\nhello\r\n0\r\n\r\n"), Status: 400},

@@ -22,6 +22,8 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -66,21 +68,61 @@ func (c Case) Wanted() []int {
 // closed the connection; an error saying what came otherwise (too many
 // answers, too few, another status, the connection left open).
 func Check(network, addr string, c Case, bound time.Duration) error {
+	return check(network, addr, c, bound, 0)
+}
+
+// CheckTrickled is Check with c sent one byte at a time, every apart (so
+// that a reader sees every prefix: the master's accept filter looks at
+// each); a bad case's bytes stop at the first byte of an answer (the
+// server closes then, and a write could reset the connection before the
+// answer is read).
+func CheckTrickled(network, addr string, c Case, bound, every time.Duration) error {
+	return check(network, addr, c, bound, every)
+}
+
+func check(network, addr string, c Case, bound, every time.Duration) error {
 	conn, err := net.DialTimeout(network, addr, bound)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(bound))
-	if _, err := io.WriteString(conn, c.Bytes()); err != nil {
-		return fmt.Errorf("write: %w", err)
+	r := bufio.NewReader(conn)
+	if every == 0 {
+		if _, err := io.WriteString(conn, c.Bytes()); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	} else {
+		answered := make(chan struct{})
+		stop := sync.OnceFunc(func() { close(answered) })
+		defer stop()
+		go trickle(conn, c.Bytes(), every, answered)
+		if c.Status != 200 {
+			r.Peek(1)
+			stop()
+		}
 	}
 	want := c.Wanted()
-	got, err := answers(bufio.NewReader(conn), len(want), c.Status != 200)
+	got, err := answers(r, len(want), c.Status != 200)
 	if err != nil || !slices.Equal(got, want) {
 		return fmt.Errorf("got answers %v (%v), want %v", got, err, want)
 	}
 	return nil
+}
+
+// trickle writes b to w a byte at a time, every apart, until it is all
+// written, a write fails, or answered is closed.
+func trickle(w io.Writer, b string, every time.Duration, answered <-chan struct{}) {
+	for i := range len(b) {
+		select {
+		case <-answered:
+			return
+		case <-time.After(every):
+		}
+		if _, err := io.WriteString(w, b[i:i+1]); err != nil {
+			return
+		}
+	}
 }
 
 // answers reads responses from r: n of them, then (if toEOF) up to the end
@@ -90,8 +132,8 @@ func answers(r *bufio.Reader, n int, toEOF bool) ([]int, error) {
 	var got []int
 	for len(got) < n || toEOF {
 		if _, err := r.Peek(1); err != nil {
-			if errors.Is(err, io.EOF) && toEOF {
-				return got, nil
+			if toEOF && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+				return got, nil // closed; reset if bytes we sent were left unread
 			}
 			return got, fmt.Errorf("after %d answers: %w", len(got), err)
 		}

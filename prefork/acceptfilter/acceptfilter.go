@@ -1,6 +1,8 @@
 // Package acceptfilter says when a connection is ready for a child, named
 // as Apache's AcceptFilter: at once (None), once bytes have arrived (Data),
-// or once a whole HTTP request head has (HTTP). It is the policy only: a
+// or once a whole HTTP request head has, or bytes no worker would wait on
+// (HTTP: the framing rules of docs/http.md, which every actd worker kind
+// keeps, with the head and line limits here). It is the policy only: a
 // pure function of the bytes a client sent so far. The master's holder
 // (prefork/hold.go) peeks those bytes and applies it; in exclusive and
 // shared mode Data is the kernel's TCP_DEFER_ACCEPT, and HTTP is refused.
@@ -14,7 +16,7 @@ type Filter uint8
 const (
 	None Filter = iota // a child gets the connection as soon as it is queued
 	Data               // ... once bytes have arrived
-	HTTP               // ... once a request head is complete, or HeadLimit bytes came
+	HTTP               // ... once a request head is complete or cannot become so (docs/http.md)
 )
 
 var names = []string{"none", "data", "http"}

@@ -14,7 +14,8 @@ import (
 // Children first under an accept filter (docs/protocol.md, "Accept
 // filters: children first"). A child that announced protocol.CapScreen
 // accepts by itself, as in exclusive mode, and looks at each connection
-// with the filter's rule (acceptfilter.Ready, the master's own): a ready
+// with the children's rule (acceptfilter.Whole: the master's head rule,
+// and under http a body whole within the peek): a ready
 // one is served at once, one that is not goes to the master (Keep with
 // protocol.NotReady, its fd attached), which holds it and hands it over
 // (Conn) once ready. The child is idle to the master from its first Idle
@@ -145,7 +146,7 @@ func (sc *screener) look(fd, l int) (bool, error) {
 	case err != nil || n == 0:
 		unix.Close(fd)
 		return false, nil
-	case sc.filter.Ready(sc.peek[:n], 0):
+	case sc.filter.Whole(sc.peek[:n]):
 		return true, nil
 	}
 	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady}, fd)

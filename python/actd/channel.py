@@ -11,6 +11,8 @@ import os
 import socket
 import struct
 
+# The wire table, as package protocol has it up to REVISION (names: the Go
+# names in upper case); protocol/languages_test.go checks that they agree.
 HEADER = struct.Struct("!cBHI")  # type, wire format, listener (u16), value (u32)
 WIRE = 1
 MAX_TEXT = 248  # protocol.MaxText: a packet is at most 256 bytes
@@ -23,7 +25,11 @@ HELLO, IDLE, BUSY, PONG, SERVED, REQUEST = b"H", b"I", b"B", b"O", b"S", b"R"
 KEEP = b"K"
 # master -> child
 ACCEPT, PING, DRAIN = b"A", b"P", b"D"
+KEEP_ACCEPTING = 1  # an A's value: accept more on that listener after this one
 CONNECTION = b"C"
+# master -> zygote (preload, revision 3), which says hello with CAP_FORK
+FORK = b"F"
+CAP_FORK = 2  # capability bit 1: takes F (actd.zygote)
 EOF = b""  # receive's type when the master is gone
 
 

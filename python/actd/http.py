@@ -11,7 +11,10 @@ that can no longer become good is answered at once, without waiting for its
 CRLF CRLF, as actd's accept filter hands it over at once.
 """
 
+import fcntl
 import re
+import sys
+import termios
 from urllib.parse import unquote_to_bytes
 
 HEAD_LIMIT = 32768  # bytes of a request head, empty lines before it and its CRLF CRLF included
@@ -64,6 +67,17 @@ class BadCoding(BadRequest):
 
 class ClientGone(Exception):
     """The client closed the connection, or stopped sending, mid-request."""
+
+
+def queued(conn):
+    """Return whether bytes wait in the receive queue of conn (a
+    Connection), without taking them (FIONREAD); True if it cannot tell
+    (the read that follows will)."""
+    try:
+        n = fcntl.ioctl(conn.fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return True
+    return int.from_bytes(n, sys.byteorder) > 0
 
 
 class Reader:
@@ -124,6 +138,8 @@ class Reader:
         """Return one CRLF-ended line without its CRLF; BadRequest past limit."""
         while True:
             end = self.buf.find(b"\r\n")
+            if end > limit:
+                raise BadRequest(f"a line over {limit} bytes in a chunked body")
             if end >= 0:
                 line, self.buf = self.buf[:end], self.buf[end + 2:]
                 return line

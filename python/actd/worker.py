@@ -115,7 +115,7 @@ class Worker:
                 self._handed(index, fd)
             elif kind == ch.ACCEPT:
                 self._check_listener(index)
-                self._order(index, value == 1)
+                self._order(index, value == ch.KEEP_ACCEPTING)
             elif kind == ch.PING:
                 self.channel.send(ch.PONG, 0, value)
             elif kind in (ch.DRAIN, ch.EOF):

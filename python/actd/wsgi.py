@@ -18,7 +18,7 @@ import signal
 import sys
 import traceback
 
-from . import http, zygote
+from . import fds, http, zygote
 from .connection import Connection
 from .response import FileWrapper, Response
 
@@ -134,8 +134,9 @@ class Server:
             return None
         go = None
         if request.expect_continue:
-            def go():
-                conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+            def go():  # not for a body begun: the master may have sent one (docs/protocol.md)
+                if not reader.buf and not http.queued(conn):
+                    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         if request.chunked:
             return http.ChunkedBody(reader, go, self.options.head_limit)
         return http.LengthBody(reader, request.length, go)
@@ -268,6 +269,7 @@ def arguments(argv):
 def main(argv=None):
     """Entry point of python3 -m actd.wsgi."""
     from .worker import Worker
+    fds.close_on_exec()  # before the application loads: what it runs gets no listener
     args = arguments(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the master's: it drains us
     faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True)  # busy timeout

@@ -21,8 +21,6 @@ import traceback
 from . import channel as ch
 
 ROLE = "zygote"  # ACTD_ROLE's value
-CAP_FORK = 1 << 1  # protocol.CapFork
-FORK = b"F"
 
 
 def is_zygote(environ=os.environ):
@@ -37,14 +35,14 @@ def serve(run_child, environ=os.environ):
     place, and returns when the child is done (its worker loop ended).
     """
     channel = ch.Channel.from_environ(environ)
-    channel.send(ch.HELLO, CAP_FORK, os.getpid())
+    channel.send(ch.HELLO, ch.CAP_FORK, os.getpid())
     while True:
         msg, fds, _, _ = channel.sock.recvmsg(64, socket.CMSG_SPACE(4 * 4))
         received = _fds(fds)
         if not msg:
             return
         kind, _, slot, value = ch.HEADER.unpack(msg) if len(msg) == ch.HEADER.size else (b"?", 0, 0, 0)
-        if kind == FORK and len(received) == 1:
+        if kind == ch.FORK and len(received) == 1:
             _fork(channel, received[0], slot, run_child, environ)
             continue
         for fd in received:
@@ -98,7 +96,7 @@ def _become_child(channel, fd, slot, environ):
     """Put the forked child's fds, environment and signals in place."""
     target = channel.fd
     channel.sock.detach()  # the zygote's channel: replaced below, never used here
-    os.dup2(fd, target)
+    os.dup2(fd, target, inheritable=False)  # close-on-exec, as actd.fds leaves the zygote's
     os.close(fd)
     environ["ACTD_SLOT"] = str(slot)
     environ.pop("ACTD_ROLE", None)

@@ -176,6 +176,14 @@ class ServerTest(unittest.TestCase):
         got = parse_responses(pair.exchange(b"body"))
         self.assertEqual(got[0][2], b"POST /e  body")
 
+    def test_expect_continue_body_begun(self):
+        # The body came (the master held it, and may have sent 100 itself):
+        # no 100 from the adapter.
+        data = b"POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\nbody"
+        raw = exchange(validated(echo), data)
+        self.assertNotIn(b"100 Continue", raw)
+        self.assertEqual(parse_responses(raw)[0][2], b"POST /e  body")
+
     def test_expect_continue_unread_closes(self):
         data = b"POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
         raw = exchange(validated(ignores_body), data)

@@ -10,13 +10,14 @@ use strict;
 use warnings;
 use Exporter 'import';
 
-our @EXPORT_OK = qw(HEAD_LIMIT LINE_LIMIT FIELD_LIMIT skip_empty_lines head_status partial_status
+our @EXPORT_OK = qw(HEAD_LIMIT LINE_LIMIT FIELD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status partial_status
     codings_status length_status chunk_size field_line_ok);
 
 use constant {
     HEAD_LIMIT  => 32768,    # bytes of a head, empty lines before it and its CRLF CRLF included: 431
     LINE_LIMIT  => 8192,     # bytes of a request line without its CRLF: 414
     FIELD_LIMIT => 100,      # header fields: 431
+    CHUNK_LINE_LIMIT => 4096,    # bytes of a chunk-size line without its CRLF: 400
 };
 
 my $TOKEN = qr/[!#\$%&'*+\-.^_`|~0-9A-Za-z]+/;

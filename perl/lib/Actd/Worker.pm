@@ -38,16 +38,11 @@ use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
 use Socket qw(MSG_DONTWAIT);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
+use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY);
 
 our $VERSION = '0.1.0';
 
 use constant {
-    WIRE           => 1,
-    HEADER         => 'aCnN',    # type, wire, listener (u16), value (u32), network order
-    HEADER_SIZE    => 8,
-    MAX_TEXT       => 248,
-    FIRST_FD       => 3,         # listener i is fd 3 + i; the channel follows them
-    KEEP_ACCEPTING => 1,
     BATCH          => 32,        # connections under one keep-accepting order
     BATCH_TIME     => 0.05,      # seconds a keep-accepting batch may run
     PAUSE_MIN      => 0.01,      # after an accept error other than EAGAIN
@@ -55,9 +50,6 @@ use constant {
     SIOCOUTQ       => 0x5411,    # bytes we sent that the master has not read yet
     REPORT_BACKLOG => 2304,      # three small messages, as the kernel counts them (768 bytes each)
     UNCHECKED      => 2,         # messages sent since an order after which a report checks the backlog
-    HANDOFF        => 1,         # capability bit 0: takes C, may send K
-    SCREEN         => 4,         # capability bit 2: accepts by itself under a filter, K from any state
-    NOT_READY      => 1,         # K's value for a connection screened and found not ready (0: parked)
     GIVE_BACK_GRACE => 0.001,    # seconds a handed-over connection may keep its child idle
 };
 

@@ -15,13 +15,7 @@ use strict;
 use warnings;
 use POSIX ();
 use Actd::Passfd ();
-
-use constant {
-    HEADER      => 'a1 C n N',    # type, wire format, listener (u16), value (u32)
-    HEADER_SIZE => 8,
-    WIRE        => 1,
-    CAP_FORK    => 1 << 1,        # protocol.CapFork
-};
+use Actd::Protocol qw(HEADER WIRE HELLO PONG PING DRAIN FORK CAP_FORK);
 
 # serve: the zygote's loop; $run_child->() runs in each forked child and
 # returns when its worker is done. Returns at a drain order or the
@@ -34,19 +28,19 @@ sub serve {
     $fd =~ /\A[0-9]+\z/ or die "Actd::Zygote: ACTD_CHANNEL_FD=\"$fd\": want a number\n";
     open(my $channel, '+<&=', $fd) or die "Actd::Zygote: fd $fd: $!\n";
     local $SIG{INT} = 'IGNORE';    # ^C is the master's: it drains us
-    send($channel, pack(HEADER, 'H', WIRE, CAP_FORK, $$), 0);
+    send($channel, pack(HEADER, HELLO, WIRE, CAP_FORK, $$), 0);
     while (1) {
         my ($packet, $passed) = Actd::Passfd::receive_fd($fd, 64);
         return if $packet eq '';
         my ($type, $wire, $slot, $value) = unpack HEADER, $packet;
-        if ($type eq 'F' && defined $passed) {
+        if ($type eq FORK && defined $passed) {
             fork_child($fd, $passed, $slot, $run_child);
             next;
         }
         POSIX::close($passed) if defined $passed;
-        if ($type eq 'P') {
-            send($channel, pack(HEADER, 'O', WIRE, 0, $value), 0);
-        } elsif ($type eq 'D') {
+        if ($type eq PING) {
+            send($channel, pack(HEADER, PONG, WIRE, 0, $value), 0);
+        } elsif ($type eq DRAIN) {
             return;
         } else {
             die "Actd::Zygote: garbage on the back-channel: " . unpack('H*', $packet) . "\n";

@@ -10,7 +10,7 @@ package Plack::Handler::Actd;
 
 use strict;
 use warnings;
-use Actd::HTTP qw(skip_empty_lines head_status partial_status codings_status length_status chunk_size
+use Actd::HTTP qw(HEAD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status partial_status codings_status length_status chunk_size
     field_line_ok);
 use Actd::Worker;
 use Carp ();
@@ -26,7 +26,6 @@ our $VERSION = '0.1.0';
 
 use constant {
     CRLF         => "\015\012",
-    MAX_LINE     => 8192,      # bytes of a chunk-size or trailer line, else 400
     READ_SIZE    => 65536,
     REPORT_AFTER => 0.005,     # seconds of keep-alive wait before the request text is cleared
 };
@@ -335,40 +334,42 @@ sub read_chunked {
     my ($self, $c, $env, $buffer) = @_;
     my $total = 0;
     while (1) {
-        my $line = $self->read_line($c);
+        my $line = $self->read_line($c, CHUNK_LINE_LIMIT);
         return $line if !ref $line;
         my $size = chunk_size($$line) // return 400;
         last if !$size;
         my $status = $self->copy($c, $size, $buffer);
         return $status if $status;
-        my $end = $self->read_line($c);
+        my $end = $self->read_line($c, 0);
         return $end if !ref $end;
         return 400 if $$end ne '';
         $total += $size;
     }
-    while (1) {    # trailer fields, up to the empty line
-        my $line = $self->read_line($c);
+    my $trailers = 0;
+    while (1) {    # trailer fields, up to the empty line, within HEAD_LIMIT
+        my $line = $self->read_line($c, HEAD_LIMIT);
         return $line if !ref $line;
         last if $$line eq '';
         return 400 if !field_line_ok($$line);
+        return 431 if ($trailers += length($$line) + 2) > HEAD_LIMIT;
     }
     $env->{CONTENT_LENGTH} = $total;
     return 0;
 }
 
 # read_line: a reference to the next line without its CRLF, or a number:
-# 400 for a line longer than MAX_LINE or ending in a bare LF, -1 when the
-# client closed or stalled.
+# 400 for a line longer than $limit bytes or ending in a bare LF, -1 when
+# the client closed or stalled.
 sub read_line {
-    my ($self, $c) = @_;
+    my ($self, $c, $limit) = @_;
     while (1) {
         my $end = index $c->{buf}, "\012";
+        return 400 if ($end < 0 ? length $c->{buf} : $end) > $limit + 1;
         if ($end >= 0) {
             my $line = substr($c->{buf}, 0, $end + 1, '');
             $line =~ s/\015\012\z// or return 400;
             return \$line;
         }
-        return 400 if length $c->{buf} > MAX_LINE;
         return -1 if !$self->fill($c);
     }
 }

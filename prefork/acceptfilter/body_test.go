@@ -1,0 +1,122 @@
+package acceptfilter
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAwait: what a connection whose head is in still waits for, under
+// the master's body rule.
+func TestAwait(t *testing.T) {
+	const post = "POST / HTTP/1.1\r\nHost: a\r\n"
+	head := func(fields string) string { return post + fields + "\r\n" }
+	cl := head("Content-Length: 10\r\n")
+	te := head("Transfer-Encoding: chunked\r\n")
+	for _, tc := range []struct {
+		name   string
+		peek   string
+		queued int // 0: len(peek)
+		bound  int64
+		ready  bool
+		need   int64
+	}{
+		{"no body", head(""), 0, 1 << 20, true, 0},
+		{"length 0", head("Content-Length: 0\r\n"), 0, 1 << 20, true, 0},
+		{"length, none yet", cl, 0, 1 << 20, false, int64(len(cl)) + 10},
+		{"length, part", cl + "12345", 0, 1 << 20, false, int64(len(cl)) + 10},
+		{"length, in", cl + "1234567890", 0, 1 << 20, true, 0},
+		{"length, queued beyond the peek", cl, len(cl) + 10, 1 << 20, true, 0},
+		{"length over the bound", cl + "1234", 0, 4, true, 0},
+		{"length under the bound", cl + "123", 0, 4, false, int64(len(cl)) + 4},
+		{"bound 0", cl, 0, 0, true, 0},
+		{"two lengths", head("Content-Length: 10\r\nContent-Length: 10\r\n"), 0, 1 << 20, true, 0},
+		{"length not digits", head("Content-Length: +10\r\n"), 0, 1 << 20, true, 0},
+		{"length and chunked", head("Content-Length: 10\r\nTransfer-Encoding: chunked\r\n"), 0, 1 << 20, true, 0},
+		{"gzip, chunked", head("Transfer-Encoding: gzip, chunked\r\n"), 0, 1 << 20, true, 0},
+		{"chunked in 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 0, 1 << 20, true, 0},
+		{"chunked, none yet", te, 0, 1 << 20, false, int64(len(te)) + 1<<20},
+		{"chunked, a chunk", te + "5\r\nhello\r\n", 0, 1 << 20, false, int64(len(te)) + 1<<20},
+		{"chunked, last chunk without its CRLF", te + "5\r\nhello\r\n0\r\n", 0, 1 << 20, false, int64(len(te)) + 1<<20},
+		{"chunked, in", te + "5\r\nhello\r\n0\r\n\r\n", 0, 1 << 20, true, 0},
+		{"chunked, trailers", te + "5;x=y\r\nhello\r\n0\r\nT: v\r\n\r\n", 0, 1 << 20, true, 0},
+		{"chunked, trailers not ended", te + "0\r\nT: v\r\n", 0, 1 << 20, false, int64(len(te)) + 1<<20},
+		{"chunked, bad size", te + "x\r\n", 0, 1 << 20, true, 0},
+		{"chunked, data without CRLF", te + "1\r\nab\r\n", 0, 1 << 20, true, 0},
+		{"chunked, bare LF", te + "1\nab", 0, 1 << 20, true, 0},
+		{"chunked at the bound", te + "5\r\nhel", 0, 6, true, 0},
+		{"chunked, huge size", te + "7fffffffffffffff\r\nab", 0, 1 << 20, false, int64(len(te)) + 1<<20},
+		{"chunked, size overflows", te + "ffffffffffffffff\r\n", 0, 1 << 20, true, 0},
+		{"expect, length", head("Expect: 100-continue\r\nContent-Length: 10\r\n"), 0, 1 << 20, false,
+			int64(len(head("Expect: 100-continue\r\nContent-Length: 10\r\n"))) + 10},
+		{"empty lines first", "\r\n\r\n" + cl, 0, 1 << 20, false, int64(len(cl)) + 14},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			queued := tc.queued
+			if queued == 0 {
+				queued = len(tc.peek)
+			}
+			w := Await([]byte(tc.peek), queued, tc.bound)
+			if w.Ready != tc.ready || w.Need != tc.need {
+				t.Errorf("got ready %v, need %d; want %v, %d", w.Ready, w.Need, tc.ready, tc.need)
+			}
+			if over := strings.Contains(tc.name, "over the bound") || strings.Contains(tc.name, "at the bound"); w.Bound != over {
+				t.Errorf("got bound %v, want %v", w.Bound, over)
+			}
+			if w.Chunked && !w.Ready && w.Peek < int(w.Need) {
+				t.Errorf("got peek %d for a chunked body, want at least %d", w.Peek, w.Need)
+			}
+		})
+	}
+}
+
+// TestExpectContinue: which heads ask for 100 Continue.
+func TestExpectContinue(t *testing.T) {
+	for _, tc := range []struct {
+		head string
+		want bool
+	}{
+		{"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n", true},
+		{"POST / HTTP/1.1\r\nexpect:100-Continue \r\nContent-Length: 1\r\n\r\n", true},
+		{"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n", false},
+		{"POST / HTTP/1.1\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\n", false},
+	} {
+		b, ok := ParseBody([]byte(tc.head))
+		if !ok || b.Continue != tc.want {
+			t.Errorf("%q: got continue %v, ok %v; want %v, true", tc.head, b.Continue, ok, tc.want)
+		}
+	}
+}
+
+// TestWhole: the children's rule: the head rule, and a body whole within
+// the peek.
+func TestWhole(t *testing.T) {
+	const cl = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
+	const te = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+	big := "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 40000\r\n\r\n"
+	for _, tc := range []struct {
+		filter Filter
+		peek   string
+		want   bool
+	}{
+		{HTTP, "", false},
+		{HTTP, "GET / HTTP/1.1\r\nHost: a\r\n", false},
+		{HTTP, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", true},
+		{HTTP, cl, false},
+		{HTTP, cl + "1234", false},
+		{HTTP, cl + "12345", true},
+		{HTTP, cl + "12345GET", true}, // and the start of the next
+		{HTTP, te + "5\r\nhello\r\n", false},
+		{HTTP, te + "5\r\nhello\r\n0\r\n\r\n", true},
+		{HTTP, te + "zz\r\n", true}, // a fault: the worker answers 400
+		{HTTP, big + strings.Repeat("x", HeadLimit-len(big)), false},
+		{HTTP, "POST / HTTP/1.1\r\nA: b\nContent-Length: 5\r\n\r\n", true}, // bare LF: the worker answers 400
+		{Data, cl, true},
+		{Data, "G", true},
+	} {
+		t.Run(tc.filter.String()+"/"+strings.ReplaceAll(tc.peek[:min(len(tc.peek), 40)], "\r\n", "|"), func(t *testing.T) {
+			if got := tc.filter.Whole([]byte(tc.peek)); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

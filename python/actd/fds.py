@@ -1,0 +1,39 @@
+"""The file descriptors actd passes a child, kept to the child itself.
+
+actd hands each child its listeners at fd 3 and up (LISTEN_FDS of them)
+and its back-channel at ACTD_CHANNEL_FD, all without close-on-exec, as
+systemd's socket activation does. Left so, every program the application
+runs in a way that passes on inheritable fds (os.system, os.exec*,
+os.posix_spawn, subprocess with close_fds=False) gets them too, and keeps
+the port open, or accepts on it and swallows connections, after this
+child is gone (docs/operations.md, "A child's descendants").
+"""
+
+import os
+
+FIRST_FD = 3  # listener i is fd 3 + i (protocol/fds.go)
+
+
+def close_on_exec(environ=os.environ):
+    """Mark the listeners and the back-channel close-on-exec.
+
+    Reads LISTEN_FDS and ACTD_CHANNEL_FD from environ; a variable that is
+    missing or not a number, and an fd that is not open, are skipped.
+    """
+    for fd in passed(environ):
+        try:
+            os.set_inheritable(fd, False)
+        except OSError:
+            pass
+
+
+def passed(environ):
+    """Return the fds environ says actd passed: listeners, then the channel."""
+    fds = []
+    count = environ.get("LISTEN_FDS", "")
+    if count.isdigit():
+        fds.extend(range(FIRST_FD, FIRST_FD + int(count)))
+    channel = environ.get("ACTD_CHANNEL_FD", "")
+    if channel.isdigit():
+        fds.append(int(channel))
+    return fds
