@@ -14,11 +14,12 @@ import (
 
 // finish takes response m from slot s: connection fd and its data. One
 // from a worker that did not announce protocol.CapOffload, or that asks
-// for more than the master takes (the child was told the limit), is
-// garbage; the master then closes both.
+// for more than any master takes, is garbage; the master then closes
+// both. One beyond OffloadMax (a child of a generation from before a
+// reload lowered it) or OffloadTotal goes to a child to write (refuse).
 func (x *handoffMode) finish(s *slot, fd, data int, m protocol.Message) error {
 	p := x.p
-	f, ok := finishOf(p.cfg, m, fd, data, p.now)
+	f, ok := finishOf(m, fd, data, p.now)
 	if !s.caps.Has(protocol.CapOffload) {
 		rawClose(fd)
 		rawClose(data)
@@ -30,7 +31,8 @@ func (x *handoffMode) finish(s *slot, fd, data int, m protocol.Message) error {
 		return fmt.Errorf("%w: %v of %d bytes from offset %d, want at most %d (%s)", protocol.ErrGarbage,
 			m.Type, m.Length, m.Offset, p.cfg.OffloadMax, protocol.EnvOffloadMax)
 	}
-	if !x.out.fits(f, p.cfg.OffloadTotal) {
+	// Beyond OffloadMax: a child started before a reload lowered it.
+	if uint64(f.size) > p.cfg.OffloadMax || !x.out.fits(f, p.cfg.OffloadTotal) {
 		unix.SetNonblock(fd, false) // as a child expects it: the sender may have set it
 		x.refuse(f)
 		x.handOff()

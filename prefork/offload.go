@@ -144,10 +144,10 @@ func rawSendfile(sock, file int, off *int64, n int) (int, error) {
 }
 
 // finishOf returns the entry for a Write m from a child, with its
-// connection fd and data fd, and false if the message asks for more than
-// the master takes (Length beyond OffloadMax, or an end past int64).
-func finishOf(cfg Config, m protocol.Message, fd, data int, now time.Time) (finishing, bool) {
-	if m.Length > cfg.OffloadMax || m.Offset > 1<<62 || m.Length > 1<<62 {
+// connection fd and data fd, and false if no master would take it (Length
+// beyond the largest OffloadMax, or an offset past 2^62).
+func finishOf(m protocol.Message, fd, data int, now time.Time) (finishing, bool) {
+	if m.Length > maxOffload || m.Offset > 1<<62 {
 		return finishing{}, false
 	}
 	off := int64(m.Offset)

@@ -32,11 +32,10 @@ func TestFitsFDs(t *testing.T) {
 	}
 }
 
-// TestFinishOf: a Write within OffloadMax is taken, with what is left
-// and its keep-alive flag; beyond it, or with an absurd offset, it is not.
+// TestFinishOf: a Write within the largest OffloadMax is taken, with what
+// is left and its keep-alive flag; beyond it, or with an absurd offset, it
+// is not.
 func TestFinishOf(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.OffloadMax = 1 << 20
 	now := time.Unix(100, 0)
 	for _, tc := range []struct {
 		name     string
@@ -46,11 +45,11 @@ func TestFinishOf(t *testing.T) {
 	}{
 		{"memfd", protocol.Message{Type: protocol.Write, Value: protocol.KeepAlive, Length: 1 << 20}, true, true, 0, 1 << 20},
 		{"file part", protocol.Message{Type: protocol.Write, Offset: 4096, Length: 100}, true, false, 4096, 4196},
-		{"too long", protocol.Message{Type: protocol.Write, Length: 1<<20 + 1}, false, false, 0, 0},
+		{"too long", protocol.Message{Type: protocol.Write, Length: maxOffload + 1}, false, false, 0, 0},
 		{"offset past int64", protocol.Message{Type: protocol.Write, Offset: 1 << 63, Length: 1}, false, false, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, ok := finishOf(cfg, tc.m, 7, 8, now)
+			f, ok := finishOf(tc.m, 7, 8, now)
 			if ok != tc.ok || ok && (f.keep != tc.keep || f.off != tc.off || f.end != tc.end || f.size != tc.end-tc.off) {
 				t.Errorf("got %+v, %v; want ok %v, keep %v, [%d, %d)", f, ok, tc.ok, tc.keep, tc.off, tc.end)
 			}
