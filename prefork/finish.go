@@ -57,12 +57,17 @@ func (x *handoffMode) refuse(f finishing) {
 	p := x.p
 	p.stats.OverTotal++
 	x.out.refused = append(x.out.refused, f)
-	if p.now.Sub(x.out.refusedLog) >= shedLogEvery {
-		x.out.refusedLog = p.now
-		p.log.Warn("responses finished by the master hold --offload-total: children write the next ones", "event", "offload_total",
-			"bytes", x.out.bytes, "offload_total", p.cfg.OffloadTotal, "connections", x.out.count,
-			"oldest", p.now.Sub(x.out.oldest()).Round(time.Millisecond), "refused", p.stats.OverTotal)
+	if p.now.Sub(x.out.refusedLog) < shedLogEvery {
+		return
 	}
+	x.out.refusedLog = p.now
+	var age time.Duration
+	if t := x.out.oldest(); !t.IsZero() {
+		age = p.now.Sub(t).Round(time.Millisecond)
+	}
+	p.log.Warn("responses finished by the master hold --offload-total: children write the next ones", "event", "offload_total",
+		"bytes", x.out.bytes, "offload_total", p.cfg.OffloadTotal, "connections", x.out.count, "oldest", age,
+		"refused", p.stats.OverTotal)
 }
 
 // giveBack gives the oldest refused response to the lowest idle child
