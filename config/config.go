@@ -31,6 +31,7 @@ type Config struct {
 	Exec          []string       // --exec: inetd-style command per connection
 	Handler       string         // --handler: the built-in handler, "http"
 	HandlerDelay  time.Duration  // --handler-delay: built-in handler's pause per request
+	HandlerFiles  string         // --handler-files: the directory the built-in handler serves as /files/NAME
 	ControlSocket string         // --control-socket
 	MetricsListen string         // --metrics-listen
 	LogFormat     string         // --log-format: auto, text or journal

@@ -64,6 +64,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.StringVar(&v.exec, "exec", "", "inetd style: run `COMMAND` per connection, the connection as stdin/stdout")
 	fs.StringVar(&c.Handler, "handler", c.Handler, "`NAME` of the built-in handler run without COMMAND or --exec: http")
 	durationVar(&c.HandlerDelay, "handler-delay", 0, "built-in handler waits `D` per request")
+	fs.StringVar(&c.HandlerFiles, "handler-files", "", "built-in handler serves the files of `DIR` as /files/NAME")
 	intVar(&p.MinChildren, "min-children", p.MinChildren, "never fewer children than `N`")
 	intVar(&p.MaxChildren, "max-children", p.MaxChildren, "never more than `N` children, 1 to 4096")
 	intVar(&p.MinSpare, "min-spare", p.MinSpare, "start children while fewer than `N` are idle")
@@ -88,6 +89,9 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	durationVar(&p.HoldTimeout, "hold-timeout", p.HoldTimeout, "close a held connection not ready within `D` (http: 408 first)")
 	fs.Var(sizeValue{&p.HoldBody}, "hold-body", "http filter: hold a request until `SIZE` bytes of its body are in (K, M, G; 0: hand it over with its head)")
 	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections, 0 for what the fd limit allows (at most 16384); at the limit, shed the oldest not ready")
+	fs.Var(sizeValue{&p.OffloadMax}, "offload-max", "under an accept filter, the master finishes responses of up to `SIZE` that clients read slowly (K, M, G; 0: never)")
+	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "the responses the master finishes hold at most `SIZE` of data in all; beyond it children write them (K, M, G)")
+	durationVar(&p.SendTimeout, "send-timeout", p.SendTimeout, "close a connection whose response the master finishes once its client takes nothing for `D`")
 	return fs, v
 }
 

@@ -21,23 +21,21 @@ func (p *Pool) readChannel(s *slot) bool {
 		return false
 	}
 	buf := p.readBuf[:] // one byte more than a packet: a longer one shows as garbage, not as a valid prefix
-	n, fd, err := p.readPacket(s, buf)
+	n, fds, err := p.readPacket(s, buf)
 	switch {
 	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
 		return false
 	case err != nil || n == 0:
-		if fd >= 0 {
-			unix.Close(fd)
-		}
+		closeFDs(fds)
 		p.closeChannel(s)
 		return false
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
 		p.countChatter(s, m.Type)
-		err = p.onMessageFD(s, m, fd)
-	} else if fd >= 0 {
-		unix.Close(fd)
+		err = p.onMessageFDs(s, m, fds)
+	} else {
+		closeFDs(fds)
 	}
 	if err != nil {
 		p.stats.Garbage++
@@ -49,12 +47,26 @@ func (p *Pool) readChannel(s *slot) bool {
 // readPacket reads one packet from s's back-channel, with the descriptor
 // it carried (or -1). Only a child that announced handoff may send one
 // (Keep): its channel is read with recvmsg, any other with a plain read.
-func (p *Pool) readPacket(s *slot, buf []byte) (n, fd int, err error) {
+func (p *Pool) readPacket(s *slot, buf []byte) (n int, fds [2]int, err error) {
 	if !p.mode.takesFDs() || !s.caps.Has(protocol.CapHandoff) {
 		n, err = rawRead(s.ch, buf)
-		return n, -1, err
+		return n, noFDs, err
 	}
 	return rawRecvFD(s.ch, buf)
+}
+
+// closeFDs closes the descriptors a packet carried.
+func closeFDs(fds [2]int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// onMessageFD is onMessageFDs for a message with at most one descriptor.
+func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
+	return p.onMessageFDs(s, m, [2]int{fd, -1})
 }
 
 // onMessage is onMessageFD for a message without a descriptor.
@@ -67,18 +79,18 @@ func (p *Pool) onMessage(s *slot, m protocol.Message) error {
 // does what the event means. It returns an error wrapping
 // protocol.ErrGarbage if the slot's state has no transition for the
 // message (the one place where a message that does not fit is found), or
-// if the message carries a descriptor where its type has none, or none
-// where it has one. The descriptor is the pool's: kept (Keep) or closed.
-func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
+// if the message carries descriptors where its type has none, or not as
+// many as it has (a Write two, any other one). The descriptors are the
+// pool's: kept (Keep, Write) or closed.
+func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 	s.heard = p.now
 	ev, ok := messageEvent(m.Type)
 	from := s.state
-	if (fd >= 0 || fd == fdLost) != m.Type.HasFD() || !ok || !p.step(s, ev) {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-		if ok && (fd >= 0) != m.Type.HasFD() {
-			return fmt.Errorf("%w: %v with %d file descriptors", protocol.ErrGarbage, m.Type, min(fd+1, 1))
+	fd := fds[0]
+	if !fitsFDs(m.Type, fds) || !ok || !p.step(s, ev) {
+		closeFDs(fds)
+		if ok && !fitsFDs(m.Type, fds) {
+			return fmt.Errorf("%w: %v with %d file descriptors", protocol.ErrGarbage, m.Type, countFDs(fds))
 		}
 		return fmt.Errorf("%w: %v from a child in state %v", protocol.ErrGarbage, m.Type, from)
 	}
@@ -111,6 +123,12 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 			p.log.Error("a connection given back was lost: the master is out of file descriptors", "event", "shed", "slot", s.num)
 			break
 		}
+		if m.Type == protocol.Write {
+			if err := p.mode.finish(s, fd, fds[1], m); err != nil {
+				return err
+			}
+			break
+		}
 		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady)
 	}
 	p.mode.moved(s, from, to, ev)
@@ -118,6 +136,30 @@ func (p *Pool) onMessageFD(s *slot, m protocol.Message, fd int) error {
 		p.changedState() // a pong changes nothing anyone watches
 	}
 	return nil
+}
+
+// fitsFDs reports whether a message of type t may carry fds: a Write
+// two, another type with HasFD one, any other none. A lost descriptor
+// (fdLost) counts as one: the message says what was lost.
+func fitsFDs(t protocol.Type, fds [2]int) bool {
+	switch {
+	case t == protocol.Write:
+		return fds[0] >= 0 && fds[1] >= 0 || fds[0] == fdLost
+	case t.HasFD():
+		return (fds[0] >= 0 || fds[0] == fdLost) && fds[1] < 0
+	}
+	return fds[0] < 0 && fds[0] != fdLost
+}
+
+// countFDs returns how many descriptors a packet carried.
+func countFDs(fds [2]int) int {
+	n := 0
+	for _, fd := range fds {
+		if fd >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *Pool) onPong(s *slot, seq uint32) {

@@ -46,6 +46,9 @@ type Config struct {
 	Filter          acceptfilter.Filter // --accept-filter, none (package acceptfilter)
 	HoldTimeout     time.Duration       // --hold-timeout, 10s: a held connection not ready by then is closed
 	MaxHeld         int                 // --max-held, 0: from the fd limit (budget.go); beyond it the master sheds the oldest not ready
+	OffloadMax      uint64              // --offload-max, 8M: the largest rest of a response the master finishes (offload.go); 0 = none
+	OffloadTotal    uint64              // --offload-total, 256M: the data of all responses the master finishes; beyond it a child writes them (Unsent)
+	SendTimeout     time.Duration       // --send-timeout, 60s: a response the master finishes whose client takes nothing for this long is closed
 	HoldBody        uint64              // --hold-body, 1M: http filter, request body bytes held before a child gets the request (bodies.go); 0: none
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
@@ -59,6 +62,13 @@ const maxHoldBody = 1 << 30
 
 // maxMaxHeld is the largest MaxHeld a Config may ask for.
 const maxMaxHeld = 1 << 20
+
+// maxOffload and maxOffloadTotal are the largest OffloadMax and
+// OffloadTotal a Config may ask for.
+const (
+	maxOffload      = 1 << 30
+	maxOffloadTotal = 64 << 30
+)
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -78,6 +88,9 @@ func DefaultConfig() Config {
 		GracefulTimeout: 30 * time.Second,
 		HoldTimeout:     10 * time.Second,
 		MaxHeld:         0,
+		OffloadMax:      8 << 20,
+		OffloadTotal:    256 << 20,
+		SendTimeout:     60 * time.Second,
 		HoldBody:        1 << 20,
 	}
 }
@@ -124,6 +137,9 @@ func (c Config) Validate() error {
 			fmt.Sprintf("none or data with --accept=%v (http needs dispatch mode: the master holds connections until their request head is in)", c.Mode)},
 		{c.HoldTimeout >= 10*time.Millisecond && c.HoldTimeout <= time.Hour, "hold-timeout", c.HoldTimeout, "between 10ms and 1h"},
 		{c.MaxHeld >= 0 && c.MaxHeld <= maxMaxHeld, "max-held", c.MaxHeld, fmt.Sprintf("0 (from the fd limit) or between 1 and %d", maxMaxHeld)},
+		{c.OffloadMax <= maxOffload, "offload-max", c.OffloadMax, "0 (off) or at most 1G"},
+		{c.OffloadTotal <= maxOffloadTotal, "offload-total", c.OffloadTotal, "at most 64G"},
+		{c.SendTimeout >= 10*time.Millisecond && c.SendTimeout <= time.Hour, "send-timeout", c.SendTimeout, "between 10ms and 1h"},
 		{c.HoldBody <= maxHoldBody, "hold-body", c.HoldBody, "0 (off) or at most 1G"},
 		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},

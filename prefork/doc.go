@@ -93,7 +93,8 @@
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
 // dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
 // filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
-// connections), store.go (held connections kept outside the master),
+// connections), offload.go and finish.go (responses children hand the
+// master to finish), store.go (held connections kept outside the master),
 // channel.go
 // (messages from children), tick.go (deadlines, pings, scaling), reap.go
 // (start, reap, retire, kill), leftovers.go (what a reaped child left in its

@@ -45,6 +45,7 @@ const acceptBatch = 64
 type handoffMode struct {
 	p       *Pool
 	hold    *holder
+	out     *sender   // responses the master finishes (offload.go)
 	screen  screening // the children that accept by themselves (screen.go)
 	full    bool      // not watching the listeners: MaxHeld held
 	stalled bool      // not watching the listeners: out of fds, until the next tick
@@ -145,7 +146,7 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 // room reports whether one more connection may be held, after shedding one
 // if the budget is reached.
 func (x *handoffMode) room() bool {
-	return x.hold.count < x.limit() || x.shed("max-held")
+	return x.hold.count+x.out.fds() < x.limit() || x.shed("max-held")
 }
 
 // starve stops watching the listeners for want of an idle child. A
@@ -236,6 +237,9 @@ func (x *handoffMode) poll(i int) {
 func (x *handoffMode) handOff() {
 	p := x.p
 	for p.idle.len() > 0 { // also while the pool stops: no child drains before the holder is empty
+		if len(x.out.refused) > 0 && x.giveBack() { // a response under way first
+			continue
+		}
 		i := x.hold.nextReady()
 		if i < 0 {
 			return
@@ -264,7 +268,7 @@ func (x *handoffMode) close(i int) {
 		x.p.poll.remove(x.hold.conns[i].fd) // a child may hold the same file: epoll would report it still
 	}
 	rawClose(x.hold.release(i))
-	if x.full && x.hold.count < x.limit() {
+	if x.full && x.hold.count+x.out.fds() < x.limit() {
 		x.full = false
 		x.watch()
 	}
@@ -436,6 +440,7 @@ func errNoHandoff(cfg Config, s *slot) error {
 // (moved does at once; this is the backstop).
 func (x *handoffMode) tick() {
 	x.expire()
+	x.expireSends()
 	x.screen.armNext()
 	if x.stalled {
 		x.stalled = false
@@ -476,6 +481,9 @@ func (x *handoffMode) stop() {
 			x.close(i)
 		}
 	}
+	if x.p.stop.killed {
+		x.expireSends() // responses still unsent at the graceful timeout
+	}
 }
 
 // wantReports: always. A K carries a connection whose client may be
@@ -486,7 +494,8 @@ func (x *handoffMode) wantReports() bool { return true }
 func (x *handoffMode) takesFDs() bool { return true }
 
 func (x *handoffMode) holdCounts() holdCounts {
-	return holdCounts{held: x.hold.count, ready: x.hold.ready, full: x.full, noFDs: x.stalled}
+	refused := len(x.out.refused) // they wait for a child, as ready ones
+	return holdCounts{held: x.hold.count + refused, ready: x.hold.ready + refused, full: x.full, noFDs: x.stalled, sends: x.out.count}
 }
 
 // heldInfo describes what is held at now, for a snapshot.
@@ -497,6 +506,10 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 		in.Oldest = max(now.Sub(t), 0)
 	}
 	in.Stored, in.StoredTotal, in.StoreFailed = h.stored.now, h.stored.stored, h.stored.failed
+	in.Sending, in.SendingBytes, in.SendingLeft, in.Refused = x.out.count, x.out.bytes, x.out.left, len(x.out.refused)
+	if t := x.out.oldest(); !t.IsZero() {
+		in.SendingOldest = max(now.Sub(t), 0)
+	}
 	h.bodyInfo(in)
 	return in
 }

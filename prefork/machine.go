@@ -90,7 +90,7 @@ func messageEvent(t protocol.Type) (event, bool) {
 		return evPong, true
 	case protocol.Request:
 		return evRequest, true
-	case protocol.Keep:
+	case protocol.Keep, protocol.Write: // Write: given back with its response to finish (offload.go)
 		return evKeep, true
 	}
 	return 0, false

@@ -56,6 +56,14 @@ type holding interface {
 	// park takes fd, a connection slot s gave back (Keep), accepted on
 	// listener; notReady: found not ready by a child that screens.
 	park(s *slot, fd, listener int, notReady bool)
+	// finish takes a connection slot s handed over with the rest of its
+	// response (Write, offload.go): connection fd, the data in data. It
+	// returns an error wrapping protocol.ErrGarbage for a Write beyond
+	// what the master takes; the fds are its own either way.
+	finish(s *slot, fd, data int, m protocol.Message) error
+	// sendEvent: finishing connection i is writable, or its client gone
+	// (kindOffload).
+	sendEvent(i int)
 	// holdCounts returns what is held now, cheaply, for the tick.
 	holdCounts() holdCounts
 	// heldInfo describes what is held at now for a snapshot, or returns
@@ -69,6 +77,7 @@ type holdCounts struct {
 	ready int  // of them, ready with no idle child: the scaler's demand
 	full  bool // as many held as the budget allows, all ready: the kernel queues the rest, by design
 	noFDs bool // the master is out of fds with nothing to shed: it accepts again at the next tick
+	sends int  // responses the master finishes (offload.go): a stopping pool waits for them
 }
 
 // holdsNone is the holding of a mode that holds no connection.
@@ -78,6 +87,14 @@ func (holdsNone) takesFDs() bool               { return false }
 func (holdsNone) heldEvent(int, bool)          {}
 func (holdsNone) holdCounts() holdCounts       { return holdCounts{} }
 func (holdsNone) heldInfo(time.Time) *HeldInfo { return nil }
+func (holdsNone) sendEvent(int)                {}
+
+// finish closes fd and data; it is not reached, as park.
+func (holdsNone) finish(_ *slot, fd, data int, _ protocol.Message) error {
+	unix.Close(fd)
+	unix.Close(data)
+	return nil
+}
 
 // park closes fd; it is not reached: only filterTable has a Keep
 // transition.
@@ -89,7 +106,7 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	switch m {
 	case protocol.Dispatch:
 		if p.cfg.holds() {
-			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter, p.cfg.HoldBody), screen: newScreening(p)}, nil
+			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter, p.cfg.HoldBody), screen: newScreening(p), out: &sender{}}, nil
 		}
 		return &dispatchMode{p: p}, nil
 	case protocol.Exclusive:

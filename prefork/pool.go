@@ -144,7 +144,7 @@ func (p *Pool) Run(ctx context.Context) error {
 			p.killAll("master loop failed")
 			return err
 		}
-		if p.stop != nil && p.liveCount() == 0 && len(p.pre.all) == 0 {
+		if p.stop != nil && p.liveCount() == 0 && len(p.pre.all) == 0 && p.mode.holdCounts().sends == 0 {
 			return nil
 		}
 	}
@@ -257,6 +257,8 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.poll.expired()
 	case kindHeld:
 		p.mode.heldEvent(index, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
+	case kindOffload:
+		p.mode.sendEvent(index)
 	case kindZygote:
 		p.zygoteMessage(index)
 	case kindZygoteExit:

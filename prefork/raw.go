@@ -102,68 +102,82 @@ func rawSendNow(fd int, b []byte, read bool) (int, error) {
 }
 
 // rawRecvFD is recvmsg(2) on a non-blocking back-channel: the packet into
-// b, and the first file descriptor it carried (close-on-exec), or -1. Any
-// further descriptors are closed.
-func rawRecvFD(fd int, b []byte) (n, got int, err error) {
-	var oob [64]byte // room for a few descriptors: a child sends one
+// b, and the first two file descriptors it carried (close-on-exec), -1
+// where there is none (a child sends one, or two with a Write). Any further
+// descriptors are closed.
+func rawRecvFD(fd int, b []byte) (n int, got [2]int, err error) {
+	var oob [64]byte // room for a few descriptors
 	iov := unix.Iovec{Base: &b[0]}
 	iov.SetLen(len(b))
 	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
 	msg.SetControllen(len(oob))
 	r, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_CMSG_CLOEXEC)
 	if errno != 0 {
-		return -1, -1, errno
+		return -1, noFDs, errno
 	}
-	got = -1
+	got = noFDs
 	if msg.Controllen > 0 {
-		got = firstFD(oob[:msg.Controllen])
+		got = firstFDs(oob[:msg.Controllen])
 	}
-	if got < 0 && msg.Flags&unix.MSG_CTRUNC != 0 {
-		got = fdLost
+	if got[0] < 0 && msg.Flags&unix.MSG_CTRUNC != 0 {
+		got[0] = fdLost
 	}
 	return int(r), got, nil
 }
+
+// noFDs is a packet's descriptors when it carried none.
+var noFDs = [2]int{-1, -1}
 
 // fdLost is rawRecvFD's descriptor when one was sent but the master could
 // not take it (out of file descriptors: the kernel drops it).
 const fdLost = -2
 
-// firstFD returns the first descriptor in a control message buffer, or -1,
-// and closes any others.
-func firstFD(oob []byte) int {
+// firstFDs returns the first two descriptors in a control message buffer,
+// -1 for each missing, and closes any others.
+func firstFDs(oob []byte) [2]int {
+	got, n := noFDs, 0
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return -1
+		return got
 	}
-	first := -1
 	for _, m := range msgs {
 		fds, err := unix.ParseUnixRights(&m)
 		if err != nil {
 			continue
 		}
 		for _, fd := range fds {
-			if first < 0 {
-				first = fd
+			if n < len(got) {
+				got[n] = fd
+				n++
 				continue
 			}
 			unix.Close(fd)
 		}
 	}
-	return first
+	return got
 }
 
 // rawSendFD is sendmsg(2) of packet b with descriptor fd attached
 // (SCM_RIGHTS), on a non-blocking back-channel, without an allocation.
-func rawSendFD(ch int, b []byte, fd int) error {
-	var oob [24]uint64 // a cmsghdr and one int, 8-byte aligned; only the first unix.CmsgSpace(4) bytes are sent
+func rawSendFD(ch int, b []byte, fd int) error { return rawSendFDs(ch, b, fd, -1) }
+
+// rawSendFDs is rawSendFD with a second descriptor, fd2, after fd (none if
+// fd2 is -1).
+func rawSendFDs(ch int, b []byte, fd, fd2 int) error {
+	var oob [24]uint64 // a cmsghdr and two ints, 8-byte aligned; only the first unix.CmsgSpace(4*n) bytes are sent
+	n := 1
+	if fd2 >= 0 {
+		n = 2
+	}
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 	h.Level, h.Type = unix.SOL_SOCKET, unix.SCM_RIGHTS
-	h.SetLen(unix.CmsgLen(4))
-	*(*int32)(unsafe.Pointer(uintptr(unsafe.Pointer(&oob[0])) + uintptr(unix.CmsgLen(0)))) = int32(fd)
+	h.SetLen(unix.CmsgLen(4 * n))
+	data := (*[2]int32)(unsafe.Pointer(uintptr(unsafe.Pointer(&oob[0])) + uintptr(unix.CmsgLen(0))))
+	data[0], data[1] = int32(fd), int32(fd2)
 	iov := unix.Iovec{Base: &b[0]}
 	iov.SetLen(len(b))
 	msg := unix.Msghdr{Iov: &iov, Iovlen: 1, Control: (*byte)(unsafe.Pointer(&oob[0]))}
-	msg.SetControllen(unix.CmsgSpace(4))
+	msg.SetControllen(unix.CmsgSpace(4 * n))
 	_, _, errno := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(ch), uintptr(unsafe.Pointer(&msg)), unix.MSG_NOSIGNAL)
 	if errno != 0 {
 		return errno

@@ -35,6 +35,12 @@ type Stats struct {
 	HeldClosed   uint64 `json:"held_closed,omitempty"`   // held connections the client closed first
 	Shed         uint64 `json:"shed,omitempty"`          // held connections closed to make room (max-held, out of fds)
 	Parked       uint64 `json:"parked,omitempty"`        // keep-alive connections given back by a child (K)
+	// Write completion (offload.go):
+	Finishing    uint64 `json:"finishing,omitempty"`     // responses children handed the master to finish (W)
+	Finished     uint64 `json:"finished,omitempty"`      // of them, sent whole
+	FinishFailed uint64 `json:"finish_failed,omitempty"` // of them, ended early: the client gone, or the data short
+	SendTimeouts uint64 `json:"send_timeouts,omitempty"` // of them, closed after --send-timeout without progress (or at the graceful timeout)
+	OverTotal    uint64 `json:"over_total,omitempty"`    // responses not taken: beyond --offload-total, given back to a child (Unsent)
 
 	servedAtTick uint64
 	stuckTicks   int
@@ -75,6 +81,14 @@ type HeldInfo struct {
 	Stored      int    `json:"stored,omitempty"`
 	StoredTotal uint64 `json:"stored_total,omitempty"`
 	StoreFailed uint64 `json:"store_failed,omitempty"`
+	// Responses the master finishes (offload.go): connections, the data
+	// handed over (memory, for a memfd), of it not sent yet, and how long
+	// ago the oldest was handed over.
+	Sending       int           `json:"sending"`
+	SendingBytes  int64         `json:"sending_bytes"`
+	SendingLeft   int64         `json:"sending_left"`
+	SendingOldest time.Duration `json:"sending_oldest"`
+	Refused       int           `json:"refused"` // responses beyond --offload-total waiting for a child to write them (Unsent)
 	// Under http with --hold-body (bodies.go): connections held for their
 	// body now and the bytes in their queues (head included); bodies
 	// handed over at the bound, with their queue full before it, or after

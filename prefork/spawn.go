@@ -41,6 +41,9 @@ func childEnv(cfg Config, listeners []*listener) []string {
 	}
 	if cfg.holds() { // children that screen (protocol.CapScreen) apply its rule
 		env = append(env, protocol.EnvFilter+"="+cfg.Filter.String())
+		if cfg.OffloadMax > 0 { // children that announce protocol.CapOffload hand over up to this (offload.go)
+			env = append(env, protocol.EnvOffloadMax+"="+strconv.FormatUint(cfg.OffloadMax, 10))
+		}
 	}
 	return env
 }

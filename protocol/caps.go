@@ -18,7 +18,10 @@ import (
 //	4  CapScreen: under an accept filter (EnvFilter), a worker that
 //	   announces it accepts by itself, as in exclusive mode, and gives the
 //	   master (Keep, from any state) only what the filter finds not ready
-const Version = 4
+//	5  CapOffload: Write from children, with two fds: the master finishes
+//	   a response the client reads too slowly, then parks or closes the
+//	   connection (write completion)
+const Version = 5
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
 // A revision-1 worker sends 0 there, and gets revision-1 messages only.
@@ -41,10 +44,17 @@ const (
 	// it accepted, serves what is ready and gives the rest back (Keep).
 	// Announced with CapHandoff only.
 	CapScreen
+	// CapOffload: under an accept filter (revision 5), the worker may hand
+	// the master a connection with the rest of its response (Write, two
+	// fds): the master sends it as the client reads, then parks the
+	// connection (keep-alive) or closes it. Announced with CapHandoff
+	// only; the master tells it the largest response it takes in
+	// EnvOffloadMax.
+	CapOffload
 )
 
 // capNames names each capability, in bit order.
-var capNames = []string{"handoff", "fork", "screen"}
+var capNames = []string{"handoff", "fork", "screen", "offload"}
 
 // Has reports whether c includes every capability in want.
 func (c Caps) Has(want Caps) bool { return c&want == want }

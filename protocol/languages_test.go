@@ -24,7 +24,7 @@ import (
 // capSince is the revision that added each capability, as docs/protocol.md's
 // capability table ends each row ("revision 3"); every name in capNames
 // needs a line.
-var capSince = map[string]int{"handoff": 3, "fork": 3, "screen": 4}
+var capSince = map[string]int{"handoff": 3, "fork": 3, "screen": 4, "offload": 5}
 
 // wireEntry is one line of the wire table as another language has it.
 type wireEntry struct {
@@ -66,6 +66,8 @@ func wireTable(t *testing.T) []wireEntry {
 		// A worker may take a keep-accepting order for a plain one.
 		wireEntry{name: "KEEP_ACCEPTING", value: strconv.FormatUint(uint64(KeepAccepting), 10), since: 1, optional: true},
 		wireEntry{name: "NOT_READY", value: strconv.FormatUint(uint64(NotReady), 10), since: capSince["screen"]},
+		wireEntry{name: "KEEP_ALIVE", value: strconv.FormatUint(uint64(KeepAlive), 10), since: capSince["offload"]},
+		wireEntry{name: "TRAILER_SIZE", value: strconv.Itoa(TrailerSize), since: capSince["offload"], optional: true},
 	)
 }
 

@@ -36,11 +36,13 @@ const (
 	Served  Type = 'S' // child → master: accepted and finished Value connections on Listener without a Busy
 	Request Type = 'R' // child → master, revision 2: the request in hand, as Text
 	Keep    Type = 'K' // child → master, revision 3: gives back an idle connection from Listener, its fd attached
+	Write   Type = 'W' // child → master, revision 5: finish this response: the connection and the data attached, Offset and Length after the header
 	Accept  Type = 'A' // master → child: accept one connection on Listener
 	Ping    Type = 'P' // master → child: answer with Pong and the same Value
 	Drain   Type = 'D' // master → child: finish the current connection, then exit
 	Conn    Type = 'C' // master → child, revision 3: serve the connection attached, from Listener
 	Fork    Type = 'F' // master → zygote, revision 3: fork a child for slot Listener, its back-channel attached
+	Unsent  Type = 'U' // master → child, revision 5: a Write the master did not take (--offload-total): write it yourself
 )
 
 // types lists every type with what it is; the order is the order of the
@@ -50,7 +52,7 @@ var types = []struct {
 	name     string
 	child    bool // sent by children (else by the master)
 	text     bool // carries Text
-	fd       bool // carries a file descriptor (SCM_RIGHTS)
+	fd       bool // carries a file descriptor (SCM_RIGHTS); Write carries two
 	revision int  // the protocol revision that added it
 }{
 	{Hello, "hello", true, false, false, 1},
@@ -60,11 +62,13 @@ var types = []struct {
 	{Served, "served", true, false, false, 1},
 	{Request, "request", true, true, false, 2},
 	{Keep, "keep", true, false, true, 3},
+	{Write, "write", true, false, true, 5},
 	{Accept, "accept", false, false, false, 1},
 	{Ping, "ping", false, false, false, 1},
 	{Drain, "drain", false, false, false, 1},
 	{Conn, "connection", false, false, true, 3},
 	{Fork, "fork", false, false, true, 3},
+	{Unsent, "unsent", false, false, true, 5},
 }
 
 // byType indexes types by type byte, for a lookup per message that costs
@@ -112,6 +116,11 @@ func (t Type) HasText() bool {
 	return ok && types[i].text
 }
 
+// HasTrailer reports whether messages of type t carry the Offset and
+// Length trailer (TrailerSize bytes) after the header: Write and Unsent,
+// which carry two file descriptors (the connection, the data).
+func (t Type) HasTrailer() bool { return t == Write || t == Unsent }
+
 // HasFD reports whether messages of type t carry a file descriptor in
 // their SCM_RIGHTS ancillary data (SendFD, RecvFD); no other type may.
 func (t Type) HasFD() bool {
@@ -139,6 +148,17 @@ const KeepAccepting uint32 = 1
 // accepted. 0: a keep-alive connection between two requests (parked).
 const NotReady uint32 = 1
 
+// KeepAlive is a flag in the Value of a Write: once the response is sent,
+// the master parks the connection for its next request (as after a Keep
+// with Value 0); without it, the master closes the connection. In an
+// Unsent, the same for the child: give the connection back (Keep), or
+// close it.
+const KeepAlive uint32 = 1
+
+// TrailerSize is the length of a Write's or Unsent's trailer, after its header: the
+// data's Offset and Length, each a big-endian uint64.
+const TrailerSize = 16
+
 // KeepAcceptingBatch is the most connections a child accepts under one
 // KeepAccepting order, the first included; then it reports Idle and reads
 // its back-channel again. It should also stop after a while (the Go worker
@@ -152,6 +172,8 @@ type Message struct {
 	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello; the slot for Fork
 	Value    uint32 // PID for Hello, sequence number for Ping and Pong, a count for Served
 	Text     string // Request only: at most MaxText bytes of UTF-8
+	Offset   uint64 // Write and Unsent only: where the data to send starts in the attached file
+	Length   uint64 // Write and Unsent only: how many bytes of it to send
 }
 
 // ErrGarbage is wrapped by every Decode error: the peer sent something that is
@@ -159,7 +181,12 @@ type Message struct {
 var ErrGarbage = errors.New("garbage on back-channel")
 
 // Size returns the length of m's packet.
-func (m Message) Size() int { return MessageSize + len(m.Text) }
+func (m Message) Size() int {
+	if m.Type.HasTrailer() {
+		return MessageSize + TrailerSize
+	}
+	return MessageSize + len(m.Text)
+}
 
 // Encode writes m into b, which must be at least m.Size() bytes long, and
 // returns the m.Size() bytes written. A Text longer than MaxText is cut to
@@ -170,6 +197,11 @@ func (m Message) Encode(b []byte) []byte {
 	b[1] = Wire
 	binary.BigEndian.PutUint16(b[2:4], m.Listener)
 	binary.BigEndian.PutUint32(b[4:8], m.Value)
+	if m.Type.HasTrailer() {
+		binary.BigEndian.PutUint64(b[MessageSize:], m.Offset)
+		binary.BigEndian.PutUint64(b[MessageSize+8:], m.Length)
+		return b
+	}
 	copy(b[MessageSize:], m.Text)
 	return b
 }
@@ -177,7 +209,8 @@ func (m Message) Encode(b []byte) []byte {
 // Decode parses one packet. It returns an error wrapping ErrGarbage if the
 // packet is shorter than MessageSize, carries another wire format, has an
 // unknown type, or has text where its type has none (or more than MaxText,
-// or text that is not UTF-8).
+// or text that is not UTF-8), or is a Write or Unsent without exactly its
+// trailer.
 func Decode(b []byte) (Message, error) {
 	if len(b) < MessageSize {
 		return Message{}, fmt.Errorf("%w: %d bytes, want %d", ErrGarbage, len(b), MessageSize)
@@ -194,6 +227,11 @@ func Decode(b []byte) (Message, error) {
 	switch {
 	case !m.Type.FromChild() && !m.Type.FromMaster():
 		return Message{}, fmt.Errorf("%w: unknown type %v", ErrGarbage, m.Type)
+	case m.Type.HasTrailer() && len(text) != TrailerSize:
+		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize+TrailerSize)
+	case m.Type.HasTrailer():
+		m.Offset, m.Length = binary.BigEndian.Uint64(text), binary.BigEndian.Uint64(text[8:])
+		return m, nil
 	case !m.Type.HasText() && len(text) > 0:
 		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize)
 	case len(text) > MaxText || !utf8.Valid(text):

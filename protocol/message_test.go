@@ -79,10 +79,10 @@ func TestTypeDirections(t *testing.T) {
 	}
 }
 
-// TestHasFD: only Conn, Keep and Fork carry a file descriptor.
+// TestHasFD: only Conn, Keep, Write, Fork and Unsent carry file descriptors.
 func TestHasFD(t *testing.T) {
 	for _, e := range types {
-		want := e.t == Conn || e.t == Keep || e.t == Fork
+		want := e.t == Conn || e.t == Keep || e.t == Write || e.t == Fork || e.t == Unsent
 		if got := e.t.HasFD(); got != want {
 			t.Errorf("%v.HasFD() = %v, want %v", e.t, got, want)
 		}
@@ -170,6 +170,33 @@ func TestSince(t *testing.T) {
 	for _, e := range types {
 		if e.revision > Version {
 			t.Errorf("%v is of revision %d, beyond Version %d", e.t, e.revision, Version)
+		}
+	}
+}
+
+// TestWriteTrailer: a Write or an Unsent carries its Offset and Length after the header,
+// and decodes only with exactly that trailer.
+func TestWriteTrailer(t *testing.T) {
+	for _, typ := range []Type{Write, Unsent} {
+		t.Run(typ.String(), func(t *testing.T) { testTrailer(t, typ) })
+	}
+}
+
+func testTrailer(t *testing.T, typ Type) {
+	m := Message{Type: typ, Listener: 2, Value: KeepAlive, Offset: 1<<40 + 3, Length: 4 << 20}
+	b := m.Encode(make([]byte, MaxPacket))
+	if len(b) != MessageSize+TrailerSize {
+		t.Fatalf("got %d bytes, want %d", len(b), MessageSize+TrailerSize)
+	}
+	got, err := Decode(b)
+	if err != nil || got != m {
+		t.Errorf("got %+v, %v; want %+v", got, err, m)
+	}
+	for _, n := range []int{MessageSize, MessageSize + TrailerSize - 1, MessageSize + TrailerSize + 1} {
+		short := append([]byte{}, b...)
+		short = append(short, make([]byte, TrailerSize)...)[:n]
+		if _, err := Decode(short); !errors.Is(err, ErrGarbage) {
+			t.Errorf("a write of %d bytes: got %v, want garbage", n, err)
 		}
 	}
 }

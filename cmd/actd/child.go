@@ -21,14 +21,18 @@ import (
 const childArgv0 = "actd-child"
 
 // childArgs returns the child command line for a worker.
-func childArgs(delay time.Duration, inetd, command []string) []string {
+func childArgs(delay time.Duration, files string, inetd, command []string) []string {
 	switch {
 	case len(command) > 0:
 		return append([]string{childArgv0, childCommand, "exec", "--"}, command...)
 	case len(inetd) > 0:
 		return append([]string{childArgv0, childCommand, "inetd", "--"}, inetd...)
 	}
-	return []string{childArgv0, childCommand, "http", delay.String()}
+	args := []string{childArgv0, childCommand, "http", delay.String()}
+	if files != "" {
+		args = append(args, files)
+	}
+	return args
 }
 
 func runChild(args []string) int {
@@ -42,10 +46,14 @@ func runChild(args []string) int {
 		err = worker.ExecProgram(args[2:])
 	case args[0] == "inetd" && len(args) > 2:
 		err = serveChild(func(ctx context.Context) error { return worker.ServeFD(ctx, worker.Inetd(args[2:])) })
-	case args[0] == "http" && len(args) == 2:
+	case args[0] == "http" && (len(args) == 2 || len(args) == 3):
 		var delay time.Duration
+		files := ""
+		if len(args) == 3 {
+			files = args[2]
+		}
 		if delay, err = time.ParseDuration(args[1]); err == nil {
-			err = serveChild(func(ctx context.Context) error { return worker.ServeKeepFD(ctx, httpHandler(delay)) })
+			err = serveChild(func(ctx context.Context) error { return worker.ServeKeepFD(ctx, httpHandler(delay, files)) })
 		}
 	default:
 		err = fmt.Errorf("unknown child command %q", args)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -39,10 +40,12 @@ var errDeadline = errors.New("request deadline passed")
 // requests, unless the next one comes within keepAliveGrace (givesBack).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
-// 408, each followed by a close. It works on the blocking
+// 408, each followed by a close. GET /bytes/N and /files/NAME (from
+// files, if set) answer large bodies (httpd_body.go), which the master may
+// finish for a slow reader. It works on the blocking
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
-func httpHandler(delay time.Duration) worker.KeepFDHandler {
+func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
 	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
 	keep := append([]byte(head+"\r\n"), body...)
@@ -50,13 +53,22 @@ func httpHandler(delay time.Duration) worker.KeepFDHandler {
 	conn := &fdConn{}
 	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
+	large := &bodies{files: files}
+	var kind, arg string
+	seen := func(line []byte) {
+		text.seen(line)
+		_, rest, _ := bytes.Cut(line, []byte(" "))
+		target, _, _ := bytes.Cut(rest, []byte(" "))
+		kind, arg = route(target)
+	}
 	return func(fd int, parkable bool) bool {
 		conn.open(fd)
 		r.Reset(conn)
 		for {
 			worker.Yield() // between requests too: see worker.Yield
 			conn.begin()
-			again, status := readRequest(r, text.seen)
+			kind = ""
+			again, status := readRequest(r, seen)
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow: nothing of a request came
 			}
@@ -67,13 +79,17 @@ func httpHandler(delay time.Duration) worker.KeepFDHandler {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
-			resp := keep
-			if !again {
-				resp = closing
+			var err error
+			var finished bool
+			if kind != "" {
+				finished, err = large.answer(conn, kind, arg, again, parkable && r.Buffered() == 0)
+			} else if again {
+				err = conn.writeAll(keep)
+			} else {
+				err = conn.writeAll(closing)
 			}
-			err := conn.writeAll(resp)
 			worker.Report("") // done with it
-			if err != nil || !again {
+			if err != nil || finished || !again {
 				return false
 			}
 			if parkable && r.Buffered() == 0 && conn.givesBack() {

@@ -17,7 +17,7 @@ func BenchmarkHandlerKeepAlive(b *testing.B) {
 	}
 	defer unix.Close(fds[0])
 	done := make(chan struct{})
-	h := httpHandler(0)
+	h := httpHandler(0, "")
 	go func() {
 		h(fds[1], false)
 		unix.Close(fds[1])

@@ -42,7 +42,7 @@ func serveOne(t *testing.T) (net.Conn, <-chan struct{}) {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	h := httpHandler(0)
+	h := httpHandler(0, "")
 	go func() {
 		h(fd, false)
 		unix.Close(fd)

@@ -129,7 +129,7 @@ func (m *master) start() (int, error) {
 // poolConfig is cfg's pool settings with the child command line.
 func poolConfig(cfg *config.Config) prefork.Config {
 	pc := cfg.Pool
-	pc.Program = prefork.Program{Path: "/proc/self/exe", Args: childArgs(cfg.HandlerDelay, cfg.Exec, cfg.Worker)}
+	pc.Program = prefork.Program{Path: "/proc/self/exe", Args: childArgs(cfg.HandlerDelay, cfg.HandlerFiles, cfg.Exec, cfg.Worker)}
 	return pc
 }
 

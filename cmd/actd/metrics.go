@@ -167,6 +167,16 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	mw.counter("held_closed", "Held connections their client closed first.", s.Stats.HeldClosed)
 	mw.counter("shed", "Held connections ended to make room for new ones (hold limit, out of fds).", s.Stats.Shed)
 	mw.counter("parked", "Keep-alive connections children gave back to the master.", s.Stats.Parked)
+	mw.gauge("offload_connections", "Responses the master finishes for children now (write completion).", h.Sending)
+	mw.gauge("offload_bytes", "The data of those responses handed to the master (memfd memory, or file bytes).", h.SendingBytes)
+	mw.gauge("offload_left_bytes", "Of it, the bytes not sent yet.", h.SendingLeft)
+	mw.gauge("offload_oldest_seconds", "How long ago the oldest of those responses was handed to the master.", h.SendingOldest.Seconds())
+	mw.counter("offloaded", "Responses children handed to the master to finish.", s.Stats.Finishing)
+	mw.counter("offload_finished", "Of them, sent whole.", s.Stats.Finished)
+	mw.counter("offload_failed", "Of them, ended early: the client gone, or the data short.", s.Stats.FinishFailed)
+	mw.counter("send_timeouts", "Of them, closed after --send-timeout without progress, or at the graceful timeout.", s.Stats.SendTimeouts)
+	mw.gauge("offload_refused", "Responses beyond --offload-total waiting for an idle child to write them.", h.Refused)
+	mw.counter("offload_over_limit", "Responses the master did not take, beyond --offload-total: a child wrote them.", s.Stats.OverTotal)
 	if h.Filter == "http" {
 		writeBodyMetrics(mw, h)
 	}

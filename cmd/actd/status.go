@@ -141,6 +141,9 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		fmt.Fprintf(w, "held (accept filter %s): %d of max %d: %d waiting, %d ready, %d parked; oldest %v; %d held in all, %d handed over, %d hold timeouts, %d shed, %d closed by the client, %d parked in all\n",
 			h.Filter, h.Held, h.Max, h.Held-h.Ready-h.Parked, h.Ready, h.Parked, h.Oldest.Round(time.Millisecond),
 			s.Stats.Held, s.Stats.Handoffs, s.Stats.HoldTimeouts, s.Stats.Shed, s.Stats.HeldClosed, s.Stats.Parked)
+		fmt.Fprintf(w, "finished by the master: %d responses, %s of data, %s left; oldest %v; %d waiting for a child; %d handed over, %d finished, %d failed, %d send timeouts, %d over --offload-total\n",
+			h.Sending, sizeText(uint64(max(h.SendingBytes, 0))), sizeText(uint64(max(h.SendingLeft, 0))), h.SendingOldest.Round(time.Millisecond),
+			h.Refused, s.Stats.Finishing, s.Stats.Finished, s.Stats.FinishFailed, s.Stats.SendTimeouts, s.Stats.OverTotal)
 		if h.Filter == "http" {
 			fmt.Fprintf(w, "bodies held: %d (%d bytes in); %d handed over at --hold-body, %d with a full receive queue, %d stalled; %d 100 Continue sent\n",
 				h.Bodies, h.BodyBytes, h.BodyBound, h.BodyFull, h.BodyStalled, h.Continues)

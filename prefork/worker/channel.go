@@ -57,31 +57,68 @@ func (c channel) recv() (protocol.Message, error) {
 // attached): it returns the fd too, or -1. A descriptor where the type has
 // none, or none where it has one, is garbage (and closed).
 func (c channel) recvFD() (protocol.Message, int, error) {
+	m, fds, err := c.recvFDs()
+	closeFD(fds[1])
+	if err == nil && m.Type.HasTrailer() {
+		closeFD(fds[0])
+		return m, -1, fmt.Errorf("%w: %v, not negotiated", protocol.ErrGarbage, m.Type)
+	}
+	return m, fds[0], err
+}
+
+// recvFDs is recvFD for a child that announced offload, which may get two
+// descriptors (Unsent: the connection, then the data): -1 for each one
+// the message does not carry. Descriptors that do not fit the type are
+// garbage (and closed).
+func (c channel) recvFDs() (protocol.Message, [2]int, error) {
 	var buf [protocol.MaxPacket]byte
+	none := [2]int{-1, -1}
 	for {
-		n, fd, err := protocol.RecvFD(int(c), buf[:])
+		n, fds, err := protocol.RecvFDs(int(c), buf[:])
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.ECONNRESET) || (err == nil && n == 0):
-			closeFD(fd)
-			return protocol.Message{}, -1, io.EOF
+			closeFDs(fds)
+			return protocol.Message{}, none, io.EOF
 		case err != nil:
-			return protocol.Message{}, -1, fmt.Errorf("read back-channel: %w", err)
+			return protocol.Message{}, none, fmt.Errorf("read back-channel: %w", err)
 		}
 		m, err := protocol.Decode(buf[:n])
+		want := 0
+		if m.Type.HasFD() {
+			want = 1
+		}
+		if m.Type.HasTrailer() {
+			want = 2
+		}
 		switch {
 		case err == nil && !m.Type.FromMaster():
 			err = fmt.Errorf("%w: %v from the master", protocol.ErrGarbage, m.Type)
-		case err == nil && m.Type.HasFD() != (fd >= 0):
+		case err == nil && countFDs(fds) != want:
 			err = fmt.Errorf("%w: %v with a file descriptor missing or extra", protocol.ErrGarbage, m.Type)
 		}
-		if err != nil || !m.Type.HasFD() {
-			closeFD(fd)
-			fd = -1
+		if err != nil || want == 0 {
+			closeFDs(fds)
+			fds = none
 		}
-		return m, fd, err
+		return m, fds, err
 	}
+}
+
+func closeFDs(fds [2]int) {
+	closeFD(fds[0])
+	closeFD(fds[1])
+}
+
+func countFDs(fds [2]int) int {
+	n := 0
+	for _, fd := range fds {
+		if fd >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func closeFD(fd int) {

@@ -17,7 +17,11 @@
 // master accepts and hands over connections (a C message with the socket);
 // the child serves them as if it had accepted them. A KeepFDHandler
 // (ServeKeepFD) may give an idle keep-alive connection back to the master
-// between two requests (K), so it costs the child nothing while idle.
+// between two requests (K), so it costs the child nothing while idle. It
+// may also hand the master a response its client reads slowly (W, with
+// the rest in a memfd or the file served: Finish, WriteOrFinish,
+// SendFileOrFinish; protocol revision 5, capability offload), and writes
+// one the master gives back (U) itself.
 //
 // It answers pings, and returns nil after a drain order or when the master
 // is gone (EOF on the back-channel), always after finishing the connection

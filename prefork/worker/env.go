@@ -19,6 +19,7 @@ type Env struct {
 	Slot      int
 	Revision  int                 // the protocol revision the master speaks; 1 if it does not say
 	Filter    acceptfilter.Filter // the pool's accept filter (dispatch mode); None if unset or unknown
+	Offload   int64               // the most bytes of a response the master finishes (EnvOffloadMax); 0 if unset
 }
 
 // FromEnv reads the child's environment. It returns an error naming the
@@ -42,6 +43,9 @@ func FromEnv() (Env, error) {
 		e.Revision = 1
 	}
 	e.Filter, _ = acceptfilter.Parse(os.Getenv(protocol.EnvFilter)) // unknown: none, the master-first path
+	if n, err := strconv.ParseInt(os.Getenv(protocol.EnvOffloadMax), 10, 64); err == nil && n > 0 {
+		e.Offload = n
+	}
 	if e.Mode.SpeaksProtocol() {
 		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {
 			return e, err

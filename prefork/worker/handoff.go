@@ -46,6 +46,22 @@ func ServeKeepFD(ctx context.Context, h KeepFDHandler) error {
 	return serveEnvKeep(ctx, env, h.server(), h.keeper())
 }
 
+// takeHanded serves what the master hands over in m: a connection (Conn)
+// or a response to write (Unsent, from a child that announced offload),
+// and reports whether m was one. Any other message is left to the caller.
+func takeHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.Message, fds [2]int) (bool, error) {
+	switch {
+	case m.Type == protocol.Conn:
+		return true, serveHanded(env, ch, h, keep, m, fds[0])
+	case m.Type == protocol.Unsent && env.offloads() > 0:
+		return true, writeUnsent(env, ch, m, fds[0], fds[1])
+	case m.Type == protocol.Unsent:
+		closeFDs(fds)
+		return true, fmt.Errorf("%w: %v, not negotiated", protocol.ErrGarbage, m.Type)
+	}
+	return false, nil
+}
+
 // serveHanded serves connection fd, handed over in m (Conn), as one
 // accepted after an order: Busy, serve, Idle. With keep, the connection may
 // go back to the master (Keep, its fd attached) before the Idle.
@@ -64,7 +80,7 @@ func serveHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.
 		return ch.send(protocol.Idle, 0, 0)
 	}
 	var err error
-	if keep(fd) {
+	if keepWith(keep, ch, l, fd, env.offloads()) {
 		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener}, fd)
 	}
 	unix.Close(fd)

@@ -32,19 +32,24 @@ func (e Env) screens() bool {
 
 // caps returns what the child announces in its Hello.
 func (e Env) caps() protocol.Caps {
+	c := protocol.CapHandoff
 	if e.screens() {
-		return protocol.CapHandoff | protocol.CapScreen
+		c |= protocol.CapScreen
 	}
-	return protocol.CapHandoff
+	if e.offloads() > 0 {
+		c |= protocol.CapOffload
+	}
+	return c
 }
 
 // screener is a screening child's side of each connection.
 type screener struct {
-	ch     channel
-	filter acceptfilter.Filter
-	peek   []byte // acceptfilter.HeadLimit bytes, for every look
-	h      connServer
-	keep   keepServer // nil: h serves a connection to its end
+	ch      channel
+	filter  acceptfilter.Filter
+	peek    []byte // acceptfilter.HeadLimit bytes, for every look
+	h       connServer
+	keep    keepServer // nil: h serves a connection to its end
+	offload int64      // the most the master finishes (offload.go), 0 for none
 }
 
 // serveScreen runs a screening child until a drain, the master's end or
@@ -59,7 +64,7 @@ func serveScreen(env Env, ch channel, h connServer, keep keepServer) error {
 	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, env.Channel, &ev); err != nil {
 		return err
 	}
-	sc := &screener{ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep}
+	sc := &screener{ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep, offload: env.offloads()}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
 	var p pause
 	var again retry
@@ -92,16 +97,17 @@ func (sc *screener) orders(events []unix.EpollEvent, ep int, env Env, registered
 		if ev.Fd != channelTag {
 			continue
 		}
-		m, fd, err := sc.ch.recvFD()
+		m, fds, err := sc.ch.recvFDs()
 		if err != nil {
 			return true, endOf(err)
 		}
-		if m.Type == protocol.Conn {
+		if m.Type == protocol.Conn || m.Type == protocol.Unsent {
 			if err := report.flush(); err != nil {
-				unix.Close(fd)
+				closeFDs(fds)
 				return true, err
 			}
-			return false, serveHanded(env, sc.ch, sc.h, sc.keep, m, fd)
+			_, err := takeHanded(env, sc.ch, sc.h, sc.keep, m, fds)
+			return false, err
 		}
 		order, err := sc.ch.order(m)
 		switch {
@@ -157,7 +163,7 @@ func (sc *screener) serve(fd, l int) error {
 		return nil
 	}
 	var err error
-	if sc.keep(fd) {
+	if keepWith(sc.keep, sc.ch, l, fd, sc.offload) {
 		err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l)}, fd)
 	}
 	unix.Close(fd)

@@ -124,12 +124,12 @@ func serveDispatch(env Env, ch channel, h connServer, keep keepServer) error {
 	var p pause
 	report := newLateBusy(ch)
 	for {
-		m, fd, err := ch.recvFD()
+		m, fds, err := ch.recvFDs()
 		if err != nil {
 			return endOf(err)
 		}
-		if m.Type == protocol.Conn {
-			if err := serveHanded(env, ch, h, keep, m, fd); err != nil {
+		if handed, err := takeHanded(env, ch, h, keep, m, fds); handed || err != nil {
+			if err != nil {
 				return err
 			}
 			continue
