@@ -62,15 +62,17 @@ func blackhole() int {
 	if err != nil {
 		return 1
 	}
-	var held []net.Conn
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return 1
 		}
-		held = append(held, c)
+		blackholed = append(blackholed, c) // kept open, never answered
 	}
 }
+
+// blackholed are the connections blackhole took.
+var blackholed []net.Conn
 
 // spawnGrandchild asks the pool's child to start a grandchild (spawner)
 // and returns its PID, killed at the end of the test.
