@@ -50,17 +50,23 @@ type inHand struct {
 }
 
 // finishable is the connection in hand, or nil: a child serves one at a
-// time.
-var finishable atomic.Pointer[inHand]
+// time, so one inHand (hand) is reused: no allocation per connection.
+var (
+	finishable atomic.Pointer[inHand]
+	hand       inHand
+)
 
 // keepWith serves fd, accepted on listener l, with keep, the connection
 // finishable (Finish) meanwhile if the master takes responses (max > 0).
 func keepWith(keep keepServer, ch channel, l, fd int, max int64) bool {
-	if max > 0 {
-		finishable.Store(&inHand{ch: ch, listener: l, fd: fd, max: max})
-		defer finishable.Store(nil)
+	if max <= 0 {
+		return keep(fd)
 	}
-	return keep(fd)
+	hand = inHand{ch: ch, listener: l, fd: fd, max: max}
+	finishable.Store(&hand)
+	giveBack := keep(fd)
+	finishable.Store(nil)
+	return giveBack
 }
 
 // OffloadMax returns the most bytes the master would finish for connection
