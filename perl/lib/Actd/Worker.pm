@@ -38,7 +38,8 @@ use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
 use Socket qw(MSG_DONTWAIT);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
-use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY);
+use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
+    HELLO IDLE BUSY PONG SERVED REQUEST KEEP ACCEPT PING DRAIN CONNECTION);
 
 our $VERSION = '0.1.0';
 
@@ -134,7 +135,7 @@ sub stop { $_[0]{stop} = 1 }
 # gone) is ignored: the next receive reads end of file.
 sub send_message {
     my ($self, $type, $listener, $value) = @_;
-    $self->{reported} = '' if $type ne 'S';    # a B or I ends what R said
+    $self->{reported} = '' if $type ne SERVED;    # a B or I ends what R said
     $self->{sent}++;
     send($self->{channel}, pack(HEADER, $type, WIRE, $listener // 0, $value // 0), 0);
 }
@@ -167,7 +168,7 @@ sub report {
     }
     $self->{reported} = $text;
     $self->{sent}++;
-    send($self->{channel}, pack(HEADER, 'R', WIRE, 0, 0) . $text, MSG_DONTWAIT);
+    send($self->{channel}, pack(HEADER, REQUEST, WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
 # receive: the master's next message as (type, listener, value, fd), or an
@@ -199,7 +200,7 @@ sub receive_handoff {
     open($conn, '+<&=', $fd) or die "actd worker: fd $fd: $!\n" if defined $fd;
     return () if $packet eq '';
     my ($type, $wire, $listener, $value) = unpack HEADER, $packet;
-    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq 'C') == defined $fd
+    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq CONNECTION) == defined $fd
         or die "actd worker: garbage on the back-channel: " . unpack('H*', $packet)
         . (defined $fd ? " with an fd" : '') . "\n";
     return ($type, $listener, $value, $conn);
@@ -211,8 +212,8 @@ sub receive_handoff {
 sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
-    $self->send_message('H', ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
-    $self->send_message('I');
+    $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
+    $self->send_message(IDLE);
     return $self->screen if $self->{screen};
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
 }
@@ -221,11 +222,11 @@ sub run {
 # for a ping (answered), false for a drain; dies on anything else.
 sub answer {
     my ($self, $type, $value) = @_;
-    if ($type eq 'P') {
-        $self->send_message('O', 0, $value);
+    if ($type eq PING) {
+        $self->send_message(PONG, 0, $value);
         return 1;
     }
-    return 0 if $type eq 'D';
+    return 0 if $type eq DRAIN;
     die "actd worker: unexpected message \"$type\" from the master\n";
 }
 
@@ -235,10 +236,10 @@ sub dispatch {
     my ($self) = @_;
     while (!$self->{stop}) {
         my ($type, $listener, $value, $conn) = $self->receive or return;
-        if ($type eq 'A') {
+        if ($type eq ACCEPT) {
             $self->{sent} = 0;    # the master read our I before it ordered: the channel is empty
             $self->order($listener, $value);
-        } elsif ($type eq 'C') {
+        } elsif ($type eq CONNECTION) {
             $self->{sent} = 0;
             $self->handed($listener, $conn);
         } else {
@@ -257,7 +258,7 @@ sub order {
     my $end = Time::HiRes::time() + BATCH_TIME;
     $self->take($index, $listener) && $value == KEEP_ACCEPTING
         and $self->keep_accepting($index, $listener, $end);
-    $self->send_message('I');
+    $self->send_message(IDLE);
 }
 
 # keep_accepting: the connections waiting on the listener after an order's
@@ -274,7 +275,7 @@ sub keep_accepting {
         $self->serve($conn, $peer, $index);
         $self->{pending}++ if defined $self->{unannounced};
     }
-    $self->send_message('S', 0, $self->{pending}) if $self->{pending};
+    $self->send_message(SERVED, 0, $self->{pending}) if $self->{pending};
 }
 
 # lasts: the handler's word that the connection in hand will last (it is
@@ -285,9 +286,9 @@ sub keep_accepting {
 sub lasts {
     my ($self) = @_;
     my $index = delete $self->{unannounced} // return;
-    $self->send_message('S', 0, $self->{pending}) if $self->{pending};
+    $self->send_message(SERVED, 0, $self->{pending}) if $self->{pending};
     $self->{pending} = 0;
-    $self->send_message('B', $index);
+    $self->send_message(BUSY, $index);
 }
 
 # handed: serve a connection the master handed over (C) after B, as one
@@ -296,10 +297,10 @@ sub handed {
     my ($self, $index, $conn) = @_;
     $index < @{ $self->{listeners} }
         or die "actd worker: connection from listener $index of " . @{ $self->{listeners} } . "\n";
-    $self->send_message('B', $index);
+    $self->send_message(BUSY, $index);
     local $self->{parkable} = $index;
     $self->serve($conn, getpeername($conn), $index);
-    $self->send_message('I');
+    $self->send_message(IDLE);
 }
 
 # await_handed: for a connection handed over, or one a screening child
@@ -335,7 +336,7 @@ sub spoken {
 sub take {
     my ($self, $index, $listener) = @_;
     my ($conn, $peer) = $self->accept_one($listener) or return 0;
-    $self->send_message('B', $index);
+    $self->send_message(BUSY, $index);
     $self->serve($conn, $peer, $index);
     return 1;
 }
@@ -360,7 +361,7 @@ sub serve {
 sub keep {
     my ($self, $conn, $index, $value) = @_;
     $self->{sent}++;
-    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, $value // 0), fileno $conn);
+    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, KEEP, WIRE, $index, $value // 0), fileno $conn);
 }
 
 # accept_one: a connection and its peer address, or an empty list if none
@@ -393,7 +394,7 @@ sub exclusive {
     my $epoll = Actd::Epoll->new;
     $epoll->add(fileno $self->{channel}, 0);
     $self->register($epoll);
-    $self->send_message('I');
+    $self->send_message(IDLE);
     my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
     my $channel = fileno $self->{channel};
     while (!$self->{stop}) {
@@ -403,7 +404,7 @@ sub exclusive {
         }
         for my $fd (grep { exists $index{$_} } @ready) {
             my $i = $index{$fd};
-            $self->take($i, $self->{listeners}[$i]) and $self->send_message('I');
+            $self->take($i, $self->{listeners}[$i]) and $self->send_message(IDLE);
             last if $self->{stop};
         }
     }
@@ -415,7 +416,7 @@ sub go_ahead {
     my ($self) = @_;
     while (1) {
         my ($type, undef, $value) = $self->receive or return 0;
-        return 1 if $type eq 'A';
+        return 1 if $type eq ACCEPT;
         $self->answer($type, $value) or return 0;
     }
 }
@@ -426,10 +427,10 @@ sub go_ahead {
 sub exclusive_order {
     my ($self, $epoll) = @_;
     my ($type, undef, $value) = $self->receive or return 0;
-    return $self->answer($type, $value) if $type ne 'A';
+    return $self->answer($type, $value) if $type ne ACCEPT;
     $epoll->remove(fileno $_) for @{ $self->{listeners} };
     $self->register($epoll);
-    $self->send_message('I');
+    $self->send_message(IDLE);
     return 1;
 }
 
@@ -470,16 +471,16 @@ sub screen {
 sub screen_order {
     my ($self, $epoll) = @_;
     my ($type, $listener, $value, $conn) = $self->receive or return 0;
-    if ($type eq 'C') {
+    if ($type eq CONNECTION) {
         $self->handed($listener, $conn);
         return 1;
     }
-    return $self->answer($type, $value) if $type ne 'A';
+    return $self->answer($type, $value) if $type ne ACCEPT;
     if ($self->{registered}++) {
         $epoll->remove(fileno $_) for @{ $self->{listeners} };
     }
     $self->register($epoll);
-    $self->send_message('I');
+    $self->send_message(IDLE);
     return 1;
 }
 
@@ -493,10 +494,10 @@ sub screened {
     my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return;
     my $state = Actd::Screen::look($self->{screen}, $conn);
     if ($state == Actd::Screen::READY()) {
-        $self->send_message('B', $index);
+        $self->send_message(BUSY, $index);
         local $self->{parkable} = $index;
         $self->serve($conn, $peer, $index);
-        $self->send_message('I');
+        $self->send_message(IDLE);
         return;
     }
     $self->keep($conn, $index, NOT_READY) if $state == Actd::Screen::NOT_READY();
