@@ -105,8 +105,9 @@ func TestScreenReady(t *testing.T) {
 // connection handed over before the go-ahead is served; after the go-ahead
 // (A) the child accepts by itself, serves a ready request without any C,
 // gives a silent connection and a partial head to the master (K with the
-// fd and the value protocol.NotReady, and nothing else), gives back a keep-alive connection it accepted
-// itself once it idles (K, then I), closes one whose client is gone; the
+// fd and the value protocol.NotReady, and nothing else), gives back a
+// keep-alive connection it accepted itself once it idles (K), closes one
+// whose client is gone, all in one spell (B ... I, S); the
 // fds given back are the clients' connections, served when handed over
 // again (C); a second A registers again.
 func TestScreen(t *testing.T) {
@@ -127,8 +128,11 @@ func TestScreen(t *testing.T) {
 	gone.(*net.TCPConn).CloseWrite()
 	time.Sleep(100 * time.Millisecond) // every request in before the child looks
 
+	// One spell (docs/perl.md): B for the first, the others taken behind
+	// it without a B each, the ones not ready given to the master as
+	// they come, then I and S for the one served after the first.
 	w.send(t, protocol.Message{Type: protocol.Accept})
-	back := w.expect(t, "I B0 I "+notReady+" "+notReady+" B0 K0+fd I")
+	back := w.expect(t, "I B0 "+notReady+" "+notReady+" K0+fd I S1")
 	readHello(t, ready)
 	readHello(t, kept)
 	if n, err := gone.Read(make([]byte, 1)); err != io.EOF {
@@ -168,7 +172,7 @@ func TestScreenData(t *testing.T) {
 	w.expect(t, "I B0")
 	write(t, partial, headEnd)
 	readHello(t, partial)
-	w.expect(t, "I "+notReady)
+	w.expect(t, notReady+" I") // taken behind the first, in its spell
 }
 
 // TestScreenNotAnnounced: the handler keeps the master-first path (H with

@@ -12,7 +12,9 @@ package Actd::Worker;
 #              the I; one that lasts gets its own B (see lasts).
 #   exclusive: after the master's go-ahead (A), register the listeners in
 #              an epoll set with EPOLLEXCLUSIVE (Actd::Epoll) and accept by
-#              ourselves: B, serve, I; a later A means register again.
+#              ourselves, in spells (see spell): B, serve the connection
+#              and those waiting behind it, I, then one S for the ones
+#              after the first; a later A means register again.
 #
 # Both answer P with O, and end on D or EOF (the master is gone) once the
 # connection in hand is done.
@@ -28,9 +30,10 @@ package Actd::Worker;
 # when ACTD_ACCEPT_FILTER is data or http and ACTD_PROTOCOL is 4 or more):
 # the dispatch-mode child accepts by itself as in exclusive mode, after the
 # master's go-ahead (A), and looks at each connection (Actd::Screen): a
-# ready one is served (B, serve, I), one not ready goes to the master (K
-# with its fd and the value NOT_READY, nothing else). It takes C at any
-# time, and any connection may go back between two requests (K, then I).
+# ready one is served in a spell as in exclusive mode, one not ready goes
+# to the master (K with its fd and the value NOT_READY, nothing else). It
+# takes C at any time (B, serve, I), and any connection may go back
+# between two requests (K).
 
 use strict;
 use warnings;
@@ -38,13 +41,14 @@ use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
 use Socket qw(MSG_DONTWAIT);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
-use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY);
+use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
+    HELLO IDLE BUSY PONG SERVED REQUEST KEEP ACCEPT PING DRAIN CONNECTION);
 
 our $VERSION = '0.1.0';
 
 use constant {
-    BATCH          => 32,        # connections under one keep-accepting order
-    BATCH_TIME     => 0.05,      # seconds a keep-accepting batch may run
+    BATCH          => 32,        # connections under one keep-accepting order, or in one spell
+    BATCH_TIME     => 0.05,      # seconds a keep-accepting batch or a spell may run
     PAUSE_MIN      => 0.01,      # after an accept error other than EAGAIN
     PAUSE_MAX      => 1,
     SIOCOUTQ       => 0x5411,    # bytes we sent that the master has not read yet
@@ -134,7 +138,7 @@ sub stop { $_[0]{stop} = 1 }
 # gone) is ignored: the next receive reads end of file.
 sub send_message {
     my ($self, $type, $listener, $value) = @_;
-    $self->{reported} = '' if $type ne 'S';    # a B or I ends what R said
+    $self->{reported} = '' if $type ne SERVED;    # a B or I ends what R said
     $self->{sent}++;
     send($self->{channel}, pack(HEADER, $type, WIRE, $listener // 0, $value // 0), 0);
 }
@@ -142,7 +146,9 @@ sub send_message {
 # report: tell the master which request is in hand (R, protocol revision
 # 2), shown by `actd status` and in the busy-timeout log line; an empty
 # text clears it (between the requests of a connection). Does nothing
-# under a revision-1 master. Bytes outside printable ASCII become "?", so
+# under a revision-1 master, and for a connection the master was not told
+# of by its own B (one after the first of a spell or a keep-accepting
+# batch, unless it lasts): R comes only after the B it belongs to. Bytes outside printable ASCII become "?", so
 # the text is valid UTF-8 whatever the client sent; it is cut to 248 bytes.
 #
 # A report is best effort and never waits: it is left out when it repeats
@@ -157,7 +163,7 @@ sub send_message {
 # sent since (and a pong).
 sub report {
     my ($self, $text) = @_;
-    return if $self->{protocol} < 2;
+    return if $self->{protocol} < 2 || $self->{quiet} || defined $self->{unannounced};
     $text =~ s/[^\x20-\x7e]/?/g;
     $text = substr $text, 0, MAX_TEXT;
     return if $text eq $self->{reported};
@@ -167,7 +173,7 @@ sub report {
     }
     $self->{reported} = $text;
     $self->{sent}++;
-    send($self->{channel}, pack(HEADER, 'R', WIRE, 0, 0) . $text, MSG_DONTWAIT);
+    send($self->{channel}, pack(HEADER, REQUEST, WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
 # receive: the master's next message as (type, listener, value, fd), or an
@@ -199,7 +205,7 @@ sub receive_handoff {
     open($conn, '+<&=', $fd) or die "actd worker: fd $fd: $!\n" if defined $fd;
     return () if $packet eq '';
     my ($type, $wire, $listener, $value) = unpack HEADER, $packet;
-    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq 'C') == defined $fd
+    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq CONNECTION) == defined $fd
         or die "actd worker: garbage on the back-channel: " . unpack('H*', $packet)
         . (defined $fd ? " with an fd" : '') . "\n";
     return ($type, $listener, $value, $conn);
@@ -211,8 +217,8 @@ sub receive_handoff {
 sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
-    $self->send_message('H', ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
-    $self->send_message('I');
+    $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
+    $self->send_message(IDLE);
     return $self->screen if $self->{screen};
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
 }
@@ -221,11 +227,11 @@ sub run {
 # for a ping (answered), false for a drain; dies on anything else.
 sub answer {
     my ($self, $type, $value) = @_;
-    if ($type eq 'P') {
-        $self->send_message('O', 0, $value);
+    if ($type eq PING) {
+        $self->send_message(PONG, 0, $value);
         return 1;
     }
-    return 0 if $type eq 'D';
+    return 0 if $type eq DRAIN;
     die "actd worker: unexpected message \"$type\" from the master\n";
 }
 
@@ -235,10 +241,10 @@ sub dispatch {
     my ($self) = @_;
     while (!$self->{stop}) {
         my ($type, $listener, $value, $conn) = $self->receive or return;
-        if ($type eq 'A') {
+        if ($type eq ACCEPT) {
             $self->{sent} = 0;    # the master read our I before it ordered: the channel is empty
             $self->order($listener, $value);
-        } elsif ($type eq 'C') {
+        } elsif ($type eq CONNECTION) {
             $self->{sent} = 0;
             $self->handed($listener, $conn);
         } else {
@@ -257,7 +263,7 @@ sub order {
     my $end = Time::HiRes::time() + BATCH_TIME;
     $self->take($index, $listener) && $value == KEEP_ACCEPTING
         and $self->keep_accepting($index, $listener, $end);
-    $self->send_message('I');
+    $self->send_message(IDLE);
 }
 
 # keep_accepting: the connections waiting on the listener after an order's
@@ -274,7 +280,7 @@ sub keep_accepting {
         $self->serve($conn, $peer, $index);
         $self->{pending}++ if defined $self->{unannounced};
     }
-    $self->send_message('S', 0, $self->{pending}) if $self->{pending};
+    $self->send_message(SERVED, 0, $self->{pending}) if $self->{pending};
 }
 
 # lasts: the handler's word that the connection in hand will last (it is
@@ -285,9 +291,9 @@ sub keep_accepting {
 sub lasts {
     my ($self) = @_;
     my $index = delete $self->{unannounced} // return;
-    $self->send_message('S', 0, $self->{pending}) if $self->{pending};
+    $self->send_message(SERVED, 0, $self->{pending}) if $self->{pending};
     $self->{pending} = 0;
-    $self->send_message('B', $index);
+    $self->send_message(BUSY, $index);
 }
 
 # handed: serve a connection the master handed over (C) after B, as one
@@ -296,10 +302,10 @@ sub handed {
     my ($self, $index, $conn) = @_;
     $index < @{ $self->{listeners} }
         or die "actd worker: connection from listener $index of " . @{ $self->{listeners} } . "\n";
-    $self->send_message('B', $index);
+    $self->send_message(BUSY, $index);
     local $self->{parkable} = $index;
     $self->serve($conn, getpeername($conn), $index);
-    $self->send_message('I');
+    $self->send_message(IDLE);
 }
 
 # await_handed: for a connection handed over, or one a screening child
@@ -335,7 +341,7 @@ sub spoken {
 sub take {
     my ($self, $index, $listener) = @_;
     my ($conn, $peer) = $self->accept_one($listener) or return 0;
-    $self->send_message('B', $index);
+    $self->send_message(BUSY, $index);
     $self->serve($conn, $peer, $index);
     return 1;
 }
@@ -360,7 +366,7 @@ sub serve {
 sub keep {
     my ($self, $conn, $index, $value) = @_;
     $self->{sent}++;
-    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, 'K', WIRE, $index, $value // 0), fileno $conn);
+    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, KEEP, WIRE, $index, $value // 0), fileno $conn);
 }
 
 # accept_one: a connection and its peer address, or an empty list if none
@@ -393,7 +399,7 @@ sub exclusive {
     my $epoll = Actd::Epoll->new;
     $epoll->add(fileno $self->{channel}, 0);
     $self->register($epoll);
-    $self->send_message('I');
+    $self->send_message(IDLE);
     my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
     my $channel = fileno $self->{channel};
     while (!$self->{stop}) {
@@ -402,8 +408,7 @@ sub exclusive {
             $self->exclusive_order($epoll) or return;
         }
         for my $fd (grep { exists $index{$_} } @ready) {
-            my $i = $index{$fd};
-            $self->take($i, $self->{listeners}[$i]) and $self->send_message('I');
+            $self->spell($index{$fd});
             last if $self->{stop};
         }
     }
@@ -415,7 +420,7 @@ sub go_ahead {
     my ($self) = @_;
     while (1) {
         my ($type, undef, $value) = $self->receive or return 0;
-        return 1 if $type eq 'A';
+        return 1 if $type eq ACCEPT;
         $self->answer($type, $value) or return 0;
     }
 }
@@ -426,10 +431,10 @@ sub go_ahead {
 sub exclusive_order {
     my ($self, $epoll) = @_;
     my ($type, undef, $value) = $self->receive or return 0;
-    return $self->answer($type, $value) if $type ne 'A';
+    return $self->answer($type, $value) if $type ne ACCEPT;
     $epoll->remove(fileno $_) for @{ $self->{listeners} };
     $self->register($epoll);
-    $self->send_message('I');
+    $self->send_message(IDLE);
     return 1;
 }
 
@@ -443,7 +448,7 @@ sub register {
 # child is idle to the master from its first I and takes a connection
 # handed over (C) at any time; after the go-ahead (A) it also accepts by
 # itself from the listeners, registered as in exclusive mode, and screens
-# what it accepts (screened). Runs until a drain, end of file or stop.
+# what it accepts (spell). Runs until a drain, end of file or stop.
 sub screen {
     my ($self) = @_;
     require Actd::Epoll;
@@ -459,7 +464,7 @@ sub screen {
         }
         for my $fd (grep { exists $index{$_} } @ready) {
             last if $self->{stop};
-            $self->screened($index{$fd});
+            $self->spell($index{$fd});
         }
     }
 }
@@ -470,37 +475,79 @@ sub screen {
 sub screen_order {
     my ($self, $epoll) = @_;
     my ($type, $listener, $value, $conn) = $self->receive or return 0;
-    if ($type eq 'C') {
+    if ($type eq CONNECTION) {
         $self->handed($listener, $conn);
         return 1;
     }
-    return $self->answer($type, $value) if $type ne 'A';
+    return $self->answer($type, $value) if $type ne ACCEPT;
     if ($self->{registered}++) {
         $epoll->remove(fileno $_) for @{ $self->{listeners} };
     }
     $self->register($epoll);
-    $self->send_message('I');
+    $self->send_message(IDLE);
     return 1;
 }
 
-# screened: accept one connection on listener $index, if one waits, and
-# apply the filter's rule (Actd::Screen::look): a ready one is served as
-# in exclusive mode (B, serve, I; it may go back between two requests),
-# one not ready goes to the master (K with its fd and the value NOT_READY:
-# no B, no I), one whose client is gone is closed.
-sub screened {
+# spell: a busy spell of a child that accepts by itself (exclusive mode,
+# or a screening child): B for the first connection ready on listener
+# $index, then, without waiting for events, each connection waiting behind
+# it, until none is waiting, BATCH connections were taken or the spell has
+# run BATCH_TIME; then I, and one S counting the connections served after
+# the first. So a child that saturates costs the master three messages per
+# spell instead of two or three per connection; an idle one, B and I (and
+# R) per connection, as before. The child is busy to the master from the
+# first connection to the last: a long request is covered by the B, at
+# any point of the spell, without a timer (core Perl has no timer thread,
+# and a SIGALRM would cut the application's sleep and select short). The
+# first connection reports its requests (R); the later ones do not
+# (quiet): the first one's text is cleared once a second one is taken.
+# Does nothing if no connection is ready.
+sub spell {
     my ($self, $index) = @_;
-    my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return;
-    my $state = Actd::Screen::look($self->{screen}, $conn);
-    if ($state == Actd::Screen::READY()) {
-        $self->send_message('B', $index);
-        local $self->{parkable} = $index;
-        $self->serve($conn, $peer, $index);
-        $self->send_message('I');
-        return;
+    my ($conn, $peer) = $self->ready_one($index) or return;
+    return if !$conn;
+    my $end = Time::HiRes::time() + BATCH_TIME;
+    $self->send_message(BUSY, $index);
+    $self->own($conn, $peer, $index);
+    local $self->{quiet} = 0;
+    my $served = 0;
+    for (2 .. BATCH) {
+        last if $self->{stop} || Time::HiRes::time() > $end;
+        ($conn, $peer) = $self->ready_one($index) or last;
+        next if !$conn;
+        if (!$self->{quiet}) {
+            $self->report('');    # the first one's text is not this one's
+            $self->{quiet} = 1;
+        }
+        $self->own($conn, $peer, $index);
+        $served++;
     }
+    $self->send_message(IDLE);
+    $self->send_message(SERVED, $index, $served) if $served;
+}
+
+# ready_one: a connection accepted on listener $index and ready to serve,
+# with its peer's address; (undef) for one accepted but not to serve here
+# (a screening child found it not ready and gave it to the master, K with
+# the value NOT_READY, or closed it, its client gone); an empty list when
+# none was waiting.
+sub ready_one {
+    my ($self, $index) = @_;
+    my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return ();
+    return ($conn, $peer) if !$self->{screen};
+    my $state = Actd::Screen::look($self->{screen}, $conn);
+    return ($conn, $peer) if $state == Actd::Screen::READY();
     $self->keep($conn, $index, NOT_READY) if $state == Actd::Screen::NOT_READY();
     close $conn;
+    return (undef);
+}
+
+# own: serve a connection this child accepted; a screening child may give
+# it back between two requests (await_handed).
+sub own {
+    my ($self, $conn, $peer, $index) = @_;
+    local $self->{parkable} = $self->{screen} ? $index : undef;
+    $self->serve($conn, $peer, $index);
 }
 
 1;
