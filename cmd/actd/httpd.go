@@ -37,7 +37,8 @@ var errDeadline = errors.New("request deadline passed")
 // that answers every request with "slot=K pid=P\n" after waiting delay,
 // keeping the connection open as HTTP/1.1 allows. A connection handed over
 // under an accept filter (parkable) goes back to the master between two
-// requests, unless the next one comes within keepAliveGrace (givesBack).
+// requests, unless the next one comes within keepAliveGrace (givesBack)
+// whole; it never reads past the request it serves (httpd_exact.go).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
 // 408, each followed by a close. GET /bytes/N and /files/NAME (from
@@ -62,19 +63,26 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 		kind, arg = route(target)
 	}
 	return func(fd int, parkable bool) bool {
-		conn.open(fd)
+		conn.open(fd, parkable)
 		r.Reset(conn)
 		for {
 			worker.Yield() // between requests too: see worker.Yield
 			conn.begin()
 			kind = ""
 			again, status := readRequest(r, seen)
+			if status == giveBack {
+				return true // the next request is the master's until whole
+			}
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow: nothing of a request came
 			}
 			if status != 0 {
 				conn.reject(status)
 				return false
+			}
+			conn.served++
+			if again && parkable && !wholeBuffered(r) {
+				again = false // bytes of a next request read: answer it no more
 			}
 			if delay > 0 {
 				time.Sleep(delay)
@@ -120,19 +128,23 @@ func (c *fdConn) givesBack() bool {
 }
 
 // fdConn reads and writes a blocking socket fd, bounding each request's
-// reads by requestDeadline.
+// reads by requestDeadline, and on a connection that may go back to the
+// master (exact) each request's reads by its span (httpd_exact.go).
 type fdConn struct {
-	fd    int
-	since time.Time // the child began waiting for this request
-	reads int       // Read calls for this request
-	got   int       // bytes read for this request
-	short bool      // SO_RCVTIMEO is below keepAliveIdle
+	fd     int
+	since  time.Time // the child began waiting for this request
+	reads  int       // Read calls for this request
+	got    int       // bytes read for this request
+	short  bool      // SO_RCVTIMEO is below keepAliveIdle
+	exact  bool      // read no byte past the requests a peek shows whole
+	served int       // requests read whole on this connection
+	left   int       // bytes the span still allows, or unbounded
 }
 
 // open takes a new connection: one SO_RCVTIMEO of keepAliveIdle, the only
-// socket option on the fast path.
-func (c *fdConn) open(fd int) {
-	c.fd, c.short = fd, false
+// socket option on the fast path. exact: it may go back to the master.
+func (c *fdConn) open(fd int, exact bool) {
+	c.fd, c.short, c.exact, c.served, c.left = fd, false, exact, 0, unbounded
 	c.setTimeout(keepAliveIdle)
 }
 
@@ -152,7 +164,8 @@ func (c *fdConn) setTimeout(d time.Duration) {
 }
 
 // Read reads from the socket; the peer's close is io.EOF, a SO_RCVTIMEO
-// timeout EAGAIN, a read after requestDeadline errDeadline. The first read
+// timeout EAGAIN, a read after requestDeadline errDeadline, and on an
+// exact connection a next request not whole errNotWhole. The first read
 // of a request costs no clock or socket option: only a request that needs
 // more reads is checked, and once less than keepAliveIdle is left, the
 // timeout is lowered to what is left.
@@ -167,6 +180,14 @@ func (c *fdConn) Read(p []byte) (int, error) {
 			c.short = true
 		}
 	}
+	if c.exact && c.reads == 0 {
+		if err := c.first(p); err != nil {
+			return 0, err
+		}
+	}
+	if c.exact {
+		p = c.limit(p)
+	}
 	c.reads++
 	for {
 		n, err := unix.Read(c.fd, p)
@@ -179,6 +200,9 @@ func (c *fdConn) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		c.got += n
+		if c.left > 0 {
+			c.left -= n
+		}
 		return n, nil
 	}
 }

@@ -14,6 +14,11 @@ import (
 // an answer: the client closed it, or sent nothing before the idle timeout.
 const closeQuietly = -1
 
+// giveBack is readRequest's status for a next request not whole on a
+// connection that may go back to the master (errNotWhole): none of it was
+// read.
+const giveBack = -2
+
 // readRequest reads one request's head and body from r, by the framing
 // rules every actd worker kind keeps (docs/http.md, RFC 9112):
 //
@@ -33,6 +38,8 @@ const closeQuietly = -1
 //   - a chunked body by chunkedBody's rules, else 400
 //   - a request not complete within requestDeadline, or a wait for bytes
 //     longer than keepAliveIdle: 408; the client's close: closeQuietly
+//   - on a connection that may go back to the master, a next request not
+//     whole yet: giveBack, with no byte of it read
 //
 // It calls seen, if set, with a valid request line (without its end of
 // line; the slice is good only during the call). It returns whether the
@@ -193,7 +200,7 @@ func hasBadByte(line []byte) bool {
 // readStatus is the status for a failed read: tooLong for a line longer
 // than the buffer, 408 for a request past its deadline or a SO_RCVTIMEO
 // timeout (the handler makes the latter quiet if no byte had come), 400
-// for a control byte or a bare CR,
+// for a control byte or a bare CR, giveBack for errNotWhole,
 // closeQuietly for the client's close or a failed socket.
 func readStatus(err error, tooLong int) int {
 	switch {
@@ -203,6 +210,8 @@ func readStatus(err error, tooLong int) int {
 		return 400
 	case errors.Is(err, errDeadline), errors.Is(err, unix.EAGAIN):
 		return 408
+	case errors.Is(err, errNotWhole):
+		return giveBack
 	}
 	return closeQuietly
 }

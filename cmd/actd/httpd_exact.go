@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork/acceptfilter"
+)
+
+// Exact reading (docs/protocol.md, "Accept filters: pipelined and partial
+// next requests"). A connection the master handed over may go back to it
+// between two requests only with no byte of the next request read. So on
+// such a connection the handler never reads past the request it serves:
+// the first read of each request peeks (MSG_PEEK), finds where the
+// request ends (requestSpan) and reads exactly that far, or up to as many
+// whole requests as the peek shows (a pipelined burst costs one peek and
+// one read). A next request that the peek shows not whole (the children's
+// rule, acceptfilter.Whole) is not read at all: the connection goes back
+// to the master (errNotWhole), which holds it until it is. The cost is one
+// recv(MSG_PEEK) per request.
+
+// errNotWhole is the first read of a next request on a connection that may
+// go back to the master, when that request is not whole yet.
+var errNotWhole = errors.New("next request not whole")
+
+// unbounded is a span whose end a peek cannot tell: reads are not limited.
+const unbounded = -1
+
+// requestSpan returns how many bytes at the start of peek, the start of a
+// request, the request takes, and whether it is whole within peek. For a
+// request that is not whole it returns the request's length if its head
+// tells it (Content-Length), else unbounded: a head not yet whole, a
+// chunked body whose end is not in peek, or a head every worker answers
+// with an error and a close.
+func requestSpan(peek []byte) (int, bool) {
+	b, ok := acceptfilter.ParseBody(peek)
+	switch {
+	case !ok:
+		return unbounded, false
+	case b.Chunked:
+		end := acceptfilter.ChunkedEnd(peek[b.Head:])
+		if end > 0 {
+			return b.Head + end, true
+		}
+		return unbounded, false
+	}
+	n := int64(b.Head) + b.Length
+	return int(n), n <= int64(len(peek))
+}
+
+// wholeSpan returns how many bytes at the start of peek are whole
+// requests, and the span of the first one if not even it is whole.
+func wholeSpan(peek []byte) int {
+	at := 0
+	for at < len(peek) {
+		n, whole := requestSpan(peek[at:])
+		if !whole {
+			if at == 0 {
+				return n
+			}
+			break
+		}
+		at += n
+	}
+	return at
+}
+
+// first is the first read of a request on an exact connection: it peeks
+// into p, gives up with errNotWhole for a next request not whole, and
+// else sets the span the request may read. It returns the peek's error,
+// io.EOF as a zero count.
+func (c *fdConn) first(p []byte) error {
+	n, err := peekWait(c.fd, p)
+	if err != nil || n == 0 {
+		return err
+	}
+	if c.served > 0 && !acceptfilter.HTTP.Whole(p[:n]) {
+		return errNotWhole
+	}
+	c.left = wholeSpan(p[:n])
+	return nil
+}
+
+// limit returns p cut to what the current span still allows.
+func (c *fdConn) limit(p []byte) []byte {
+	if c.left == 0 {
+		c.left = unbounded // the framing disagrees with the peek's: read on
+	}
+	if c.left > 0 && len(p) > c.left {
+		return p[:c.left]
+	}
+	return p
+}
+
+// peekWait is recv(2) with MSG_PEEK, waiting as a read does (SO_RCVTIMEO).
+func peekWait(fd int, buf []byte) (int, error) {
+	for {
+		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])),
+			uintptr(len(buf)), unix.MSG_PEEK, 0, 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return 0, errno
+		}
+		return int(n), nil
+	}
+}
+
+// wholeBuffered reports whether what r holds of the requests after the one
+// just read is whole requests (or nothing): else the handler read part of
+// a next request (a chunked body longer than a peek showed, or a
+// connection not read exactly) and must not wait on the client for it.
+func wholeBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return wholeSpan(b) == len(b)
+}
