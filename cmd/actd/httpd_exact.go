@@ -77,10 +77,12 @@ func (c *fdConn) first(p []byte) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	if c.served > 0 && !acceptfilter.HTTP.Whole(p[:n]) {
-		return errNotWhole
+	span := wholeSpan(p[:n])
+	whole := span > 0 && span <= n
+	if c.served > 0 && !whole && !acceptfilter.HTTP.Whole(p[:n]) {
+		return errNotWhole // Whole: a fault is answered, not given back
 	}
-	c.left = wholeSpan(p[:n])
+	c.left = span
 	return nil
 }
 
