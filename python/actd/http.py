@@ -82,20 +82,26 @@ def queued(conn):
 
 class Reader:
     """Buffered reads from a connection (anything with recv(n), such as an
-    actd.connection.Connection); pipelined bytes stay in buf."""
+    actd.connection.Connection); pipelined bytes stay in buf. With exact
+    (an actd.exact.Span), no read goes past the whole requests a peek
+    shows."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, exact=None):
         self.conn = conn
         self.buf = b""
+        self.exact = exact  # an actd.exact.Span on a connection that may go back
 
     def fill(self):
         """Read more into buf; False at EOF. Raises ClientGone on a timeout
-        or a reset."""
+        or a reset, actd.exact.NotWhole for a next request not whole."""
+        size = self.exact.allowed(self.conn, READ_SIZE) if self.exact else READ_SIZE
         try:
-            data = self.conn.recv(READ_SIZE)
+            data = self.conn.recv(size)
         except (BlockingIOError, TimeoutError, ConnectionError) as err:
             raise ClientGone(str(err)) from None
         self.buf += data
+        if self.exact:
+            self.exact.took(len(data))
         return bool(data)
 
     def head(self, limit=HEAD_LIMIT):

@@ -18,7 +18,7 @@ import signal
 import sys
 import traceback
 
-from . import fds, http, zygote
+from . import exact, fds, http, zygote
 from .connection import Connection
 from .response import FileWrapper, Response
 
@@ -92,12 +92,19 @@ class Server:
         request asks so, or keep-alive ends. local is (SERVER_NAME,
         SERVER_PORT). The caller closes sock."""
         conn = Connection(sock, self.options.timeout, self.hooks.arrived())
-        reader = http.Reader(conn)
+        span = exact.Span() if getattr(self.hooks, "parkable", False) else None
+        reader = http.Reader(conn, span)
         remote = remote_address(addr)
         try:
             while self._one(conn, reader, remote, local):
+                if span and reader.buf and not span.whole(reader.buf):
+                    return  # part of a next request read (a long chunked body): close
                 if not reader.buf and not self.hooks.wait_next(conn.fd, self.options.keep_alive):
                     return
+                if span and not reader.buf:
+                    span.begin()
+        except exact.NotWhole:
+            self.hooks.give_back = True  # unread: the master holds it until whole
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
 

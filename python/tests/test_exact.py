@@ -1,0 +1,36 @@
+"""actd.exact: how many bytes of a peek a worker that may give its
+connection back reads (the table of cmd/actd's TestWholeSpan)."""
+
+import unittest
+
+from actd.exact import whole_span
+
+GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+POST = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
+CHUNKED = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+class WholeSpanTest(unittest.TestCase):
+    def test_whole_span(self):
+        for name, peek, want in [
+            ("one request", GET, len(GET)),
+            ("two whole", GET + GET, 2 * len(GET)),
+            ("whole then start of next", GET + b"GET / HT", len(GET)),
+            ("whole then head of next without its body", GET + POST + b"ab", len(GET)),
+            ("body whole", POST + b"abcde", len(POST) + 5),
+            ("body whole then next", POST + b"abcde" + GET, len(POST) + 5 + len(GET)),
+            ("body not in: its length", POST + b"ab", len(POST) + 5),
+            ("chunked whole", CHUNKED + b"3\r\nabc\r\n0\r\n\r\nGET", len(CHUNKED) + 13),
+            ("chunked not whole: no bound", CHUNKED + b"3\r\nabc\r\n", None),
+            ("head not whole: no bound", b"GET / HTTP/1.1\r\nHo", None),
+            ("two Content-Length: no bound",
+             b"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", None),
+            ("empty lines before a request", b"\r\n" + GET, 2 + len(GET)),
+            ("nothing", b"", 0),
+        ]:
+            with self.subTest(name):
+                self.assertEqual(whole_span(peek), want)
+
+
+if __name__ == "__main__":
+    unittest.main()
