@@ -16,7 +16,11 @@ import (
 // true, after a complete response and with no byte of the next request read
 // (none in its buffers): the master holds the connection without a child
 // until its next request is in, and hands it to whichever child is idle
-// then. The handler returns false when it is done with the connection.
+// then. So that a next request begun but not whole can go back, such a
+// handler reads no byte past the request it serves (docs/protocol.md,
+// "Accept filters: pipelined and partial next requests"; the built-in
+// handler's cmd/actd/httpd_exact.go peeks first). The handler returns
+// false when it is done with the connection.
 // Either way the fd is closed in this process after it returns. With
 // parkable false it must serve the connection to its end.
 type KeepFDHandler func(fd int, parkable bool) (giveBack bool)
