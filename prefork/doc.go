@@ -92,6 +92,9 @@
 //
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
 // dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
+// screen.go (children that accept by themselves under a filter),
+// register.go (the slot order in which children that accept by themselves
+// register their listeners: exclusive mode and screen.go),
 // filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
 // connections), offload.go and finish.go (responses children hand the
 // master to finish), store.go (held connections kept outside the master),
