@@ -76,7 +76,7 @@ func TestPingAfter(t *testing.T) {
 		want  time.Duration
 	}{
 		{"no slots", nil, interval},
-		{"all heard recently", []*slot{silent(idle, 9 * time.Second), silent(standby, 5 * time.Second)}, interval},
+		{"all heard recently", []*slot{silent(idle, 9*time.Second), silent(standby, 5*time.Second)}, interval},
 		{"one idle due: batch", []*slot{silent(idle, time.Second), silent(idle, interval)}, interval / 2},
 		{"one standby due: batch", []*slot{silent(standby, interval)}, interval / 2},
 		{"ping outstanding: not due", []*slot{pinged}, interval},
