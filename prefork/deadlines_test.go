@@ -89,3 +89,59 @@ func TestPingAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSlot: what due says is done to a slot with a real back-channel,
+// at a time the test sets: the ping reaches the child, the kills and the
+// SIGQUIT are counted as hung, a lost ping as failed too.
+func TestCheckSlot(t *testing.T) {
+	type outcome struct {
+		sent        string // messages the child gets
+		fate        fate
+		hung        uint64
+		pingsFailed uint64
+		pinging     bool // a ping outstanding
+		quitNow     bool // SIGQUIT noted at this tick
+	}
+	for _, tc := range []struct {
+		name     string
+		state    state
+		after    time.Duration // p.now - since; heard = since
+		pingSent bool          // a ping went out at since
+		quit     bool          // SIGQUIT sent at since
+		want     outcome
+	}{
+		{"idle, recently heard", idle, time.Second, false, false, outcome{fate: living}},
+		{"idle, silent: pinged", idle, time.Hour, false, false, outcome{sent: "P", fate: living, pinging: true}},
+		{"ping lost: killed", idle, time.Hour, true, false, outcome{fate: killed, hung: 1, pingsFailed: 1, pinging: true}},
+		{"no hello: killed", starting, time.Hour, false, false, outcome{fate: killed, hung: 1}},
+		{"busy too long: SIGQUIT", busy, time.Hour, false, false, outcome{fate: living, hung: 1, quitNow: true}},
+		{"SIGQUIT's grace over: killed", busy, time.Hour, false, true, outcome{fate: killed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, children, _ := dispatchPool(t, 1)
+			if err := p.setupReports(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.reports.poll.close)
+			p.cfg.BusyTimeout, p.cfg.BusyKillGrace = time.Minute, time.Minute
+			s := p.slots[0]
+			s.state, s.heard = tc.state, s.since
+			if tc.pingSent {
+				s.pingSentAt = s.since
+			}
+			if tc.quit {
+				s.quitAt = s.since
+			}
+			p.now = s.since.Add(tc.after)
+			p.checkSlot(s, p.cfg.deadlines(p.cfg.PingInterval))
+			got := outcome{fate: s.fate, hung: p.stats.Hung, pingsFailed: p.stats.PingsFailed,
+				pinging: !s.pingSentAt.IsZero(), quitNow: s.quitAt.Equal(p.now)}
+			if s.ch >= 0 {
+				got.sent = orders(t, children[0])
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
