@@ -109,5 +109,13 @@
 // cgroup), generation.go (start, ready, reload and hand-over),
 // abandon.go (a reload the new worker cannot serve), lifecycle.go (stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
-// poller.go, raw.go, reports.go.
+// poller.go, raw.go, reports.go; config.go (Config and its checks),
+// budget.go (the fds the master may spend on held connections),
+// bodies.go (request bodies held until they are in), backoff.go (crash
+// backoff), quiet.go (a quiet pool's distant ticks), call.go (running a
+// function on the loop), cloexec.go (what the master inherited stays out
+// of children), orphans.go (reaping exited processes no slot owns),
+// zygote.go (preload), memory.go, usage.go and oom.go (children's memory:
+// limits, readings, OOM kills), cgroup.go (per-child groups). Every file
+// is named here (TestDocFiles).
 package prefork
