@@ -18,7 +18,7 @@ import signal
 import sys
 import traceback
 
-from . import fds, http, zygote
+from . import fds, http, journal, zygote
 from .connection import Connection
 from .response import FileWrapper, Response
 
@@ -206,10 +206,11 @@ def close_result(result, environ):
 
 
 def log_error(environ, where="the application"):
-    """Log the exception being handled, with its traceback, to stderr."""
+    """Log the exception being handled, with its traceback, to stderr: at
+    priority err in the journal (each line; journal.py), as is elsewhere."""
     what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI')}"
-    sys.stderr.write(f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n"
-                     + traceback.format_exc())
+    text = f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n" + traceback.format_exc()
+    sys.stderr.write(journal.lines(text, journal.prefix(sys.stderr, journal.ERR)))
     sys.stderr.flush()
 
 

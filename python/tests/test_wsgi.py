@@ -215,6 +215,28 @@ class ServerTest(unittest.TestCase):
         self.assertIn("RuntimeError: the application broke", err.getvalue())
         self.assertIn("Traceback", err.getvalue())
 
+    def test_app_error_priority_in_the_journal(self):
+        # stderr is the journal's stream (JOURNAL_STREAM names it): every
+        # line of the traceback is an entry at priority err (<3>)
+        with tempfile.TemporaryFile("w+") as journal:
+            st = os.fstat(journal.fileno())
+            saved = sys.stderr, os.environ.get("JOURNAL_STREAM")
+            sys.stderr, os.environ["JOURNAL_STREAM"] = journal, f"{st.st_dev}:{st.st_ino}"
+            try:
+                got = self.one(fails, b"GET /boom HTTP/1.1\r\nHost: h\r\n\r\n")
+            finally:
+                sys.stderr = saved[0]
+                if saved[1] is None:
+                    del os.environ["JOURNAL_STREAM"]
+                else:
+                    os.environ["JOURNAL_STREAM"] = saved[1]
+            journal.seek(0)
+            lines = journal.read().splitlines()
+        self.assertEqual(got[0], 500)
+        self.assertGreater(len(lines), 3)
+        self.assertEqual([l for l in lines if not l.startswith("<3>")], [])
+        self.assertIn("<3>RuntimeError: the application broke", lines)
+
     def test_app_error_after_start_closes(self):
         with stderr_captured() as err:
             raw = exchange(streamed_then(fails_late), b"GET / HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n")
