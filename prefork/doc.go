@@ -80,11 +80,13 @@
 // How a child ends is its fate beside that state: living, draining (told to
 // finish and exit) or killed (SIGKILL sent).
 //
-// Policy is pure and mechanism thin: scale decides how the pool grows and
-// shrinks from counts alone (Apache prefork's algorithm, reacting to the accept
-// queue); the loop carries decisions out once per tick. Children are started
-// with fork+exec of Config.Program (normally /proc/self/exe and a hidden
-// subcommand) and a pidfd, reaped when the pidfd is readable, and signalled
+// Policy is pure and mechanism thin: decide (scaler.go) says how the pool
+// grows and shrinks from counts alone (Apache prefork's algorithm, reacting
+// to the accept queue), due (deadlines.go) what a slot's deadlines ask of a
+// tick (a ping, SIGQUIT, SIGKILL) from the slot and the time alone; the loop
+// carries decisions out once per tick. Children are started with fork+exec
+// of Config.Program (normally /proc/self/exe and a hidden subcommand) and a
+// pidfd, reaped when the pidfd is readable, and signalled
 // through it, so a recycled PID is never hit. A child that dies young, or
 // that the master kills before it served a connection, counts as a start
 // failure: the worker is restarted with exponential backoff. One that sends
@@ -92,14 +94,28 @@
 //
 // Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
 // dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
+// screen.go (children that accept by themselves under a filter),
+// register.go (the slot order in which children that accept by themselves
+// register their listeners: exclusive mode and screen.go),
 // filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
 // connections), offload.go and finish.go (responses children hand the
 // master to finish), store.go (held connections kept outside the master),
 // channel.go
-// (messages from children), tick.go (deadlines, pings, scaling), reap.go
+// (messages from children), tick.go (the periodic work, in order),
+// deadlines.go (due, and applying it), pings.go (which idle children a tick
+// pings), scale.go (carrying out decide, scaler.go), queues.go (accept-queue
+// depths, the scaler's demand, the stuck check), reap.go
 // (start, reap, retire, kill), leftovers.go (what a reaped child left in its
 // cgroup), generation.go (start, ready, reload and hand-over),
 // abandon.go (a reload the new worker cannot serve), lifecycle.go (stop), scaler.go,
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
-// poller.go, raw.go, reports.go.
+// poller.go, raw.go, reports.go; config.go (Config and its checks),
+// budget.go (the fds the master may spend on held connections),
+// bodies.go (request bodies held until they are in), backoff.go (crash
+// backoff), quiet.go (a quiet pool's distant ticks), call.go (running a
+// function on the loop), cloexec.go (what the master inherited stays out
+// of children), orphans.go (reaping exited processes no slot owns),
+// zygote.go (preload), memory.go, usage.go and oom.go (children's memory:
+// limits, readings, OOM kills), cgroup.go (per-child groups). Every file
+// is named here (TestDocFiles).
 package prefork

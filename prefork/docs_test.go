@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,4 +165,24 @@ func parsed(t *testing.T, dir string, mode parser.Mode) []*ast.File {
 		files = append(files, f)
 	}
 	return files
+}
+
+// TestDocFiles: doc.go's file list names every file of the package.
+func TestDocFiles(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "doc.go" {
+			continue
+		}
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(f) + `\b`).Match(doc) {
+			t.Errorf("doc.go's file list does not name %s", f)
+		}
+	}
 }

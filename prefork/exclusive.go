@@ -4,18 +4,8 @@ import (
 	"github.com/actd/actd/protocol"
 )
 
-// In exclusive mode the kernel wakes, of the children waiting with
-// EPOLLEXCLUSIVE, the one that registered first: a listener's wait queue
-// is in order of registration. So that the hot children are the low slots,
-// as in dispatch mode, a child registers its listeners only when told to (an
-// Accept order, answered with Idle once registered), and the master tells
-// one child at a time, lowest slot first.
-//
-// A slot that starts later than higher ones (a crash, a recycle) registers
-// behind them. The higher ones are then told to register again (the same
-// Accept order: the child drops its registration and adds it anew, so it
-// moves to the back of the queue), one at a time in slot order, which puts
-// the queue back in slot order. A child told so while it serves a
+// Exclusive mode: children accept by themselves, registered in slot order
+// (register.go). A child told to register again while it serves a
 // connection finishes it first: the master may hear B and I for that
 // connection before the I that says it has registered again.
 
@@ -23,10 +13,8 @@ import (
 // registered in slot order.
 type exclusiveMode struct {
 	holdsNone
-	p        *Pool
-	arming   int    // the slot told to register, not done yet, or -1
-	armCheck bool   // a slot may need to register: armNext walks the slots
-	behind   []bool // by slot: registered, but before a lower slot did
+	p     *Pool
+	order order // the children's registration order (register.go)
 }
 
 func (x *exclusiveMode) table() *table { return exclusiveTable }
@@ -80,21 +68,21 @@ func (x *exclusiveMode) watch(on bool) {
 func (x *exclusiveMode) moved(s *slot, from, to state, ev event) {
 	switch {
 	case ev == evSpawn:
-		x.setBehind(s.num, false)
-		x.armCheck = true // it registers once ready
+		x.order.setBehind(s.num, false)
+		x.order.check = true // it registers once ready
 	case to == idle && (from == ordered || from == moving):
-		x.armed(s)
+		x.order.registered(x.p, s, x)
 	case to == movingBusy && from == moving:
-		x.movingBusy(s)
-	case to == exiting && x.arming == s.num:
-		x.arming = -1
+		x.order.done(s) // it registers once that connection is done; another may meanwhile
+	case to == exiting:
+		x.order.done(s)
 	case ev == evBusy || ev == evServed || ev == evPong || ev == evRequest:
 		return // a connection, a pong or a report: nobody can register now who could not before
 	}
-	x.armNext()
+	x.order.next(x.p, x)
 }
 
-func (x *exclusiveMode) tick() { x.armNext() }
+func (x *exclusiveMode) tick() { x.order.next(x.p, x) }
 
 func (x *exclusiveMode) scale() { x.p.scale() }
 
@@ -107,75 +95,20 @@ func (x *exclusiveMode) stop() { x.watch(false) }
 // wakes the loop through the listeners (hush).
 func (x *exclusiveMode) wantReports() bool { return !x.p.hushed }
 
-// armNext tells the lowest child that has not registered its listeners, or
-// is registered behind a lower slot, to register, unless another is doing it
-// now. A lower child still starting is waited for. It walks the slots only
-// while some may need it (armCheck): a child going idle costs no walk of
-// the pool in the steady state.
-func (x *exclusiveMode) armNext() {
-	p := x.p
-	if x.arming >= 0 || p.stop != nil || !x.armCheck {
-		return
-	}
-	waiting := false // a child to register is busy: look again later
-	for _, s := range p.slots {
-		switch {
-		case !s.live() || s.ending():
-			continue
-		case s.state.starting():
-			return // a lower slot first: it will be ready soon, or killed
-		case s.state != standby && !x.isBehind(s.num):
-			continue // registered in order, or registering now
-		case s.state != standby && s.state != idle:
-			waiting = true
-			continue
-		}
-		if p.send(s, protocol.Message{Type: protocol.Accept}) {
-			x.arming = s.num
-			x.setBehind(s.num, false)
-			p.move(s, evOrder) // standby → ordered, idle → moving
-			return
-		}
-	}
-	x.armCheck = waiting
+// mustRegister: s has not registered its listeners (standby), or is
+// registered behind a lower slot.
+func (x *exclusiveMode) mustRegister(s *slot) bool {
+	return s.state == standby || x.order.isBehind(s.num)
 }
 
-// armed notes that child s has registered its listeners, at the back of the
-// queue: every registered higher slot is now ahead of it. That includes one
-// told to register again and not done yet (it may have registered already, its
-// I not read yet): it stays behind and is told once more.
-func (x *exclusiveMode) armed(s *slot) {
-	if x.arming == s.num {
-		x.arming = -1
-	}
-	for _, t := range x.p.slots[s.num+1:] {
-		if registered(t.state) && !t.ending() {
-			x.setBehind(t.num, true)
-			x.armCheck = true
-		}
-	}
-}
+// tellable: s waits for its go-ahead, or idles registered.
+func (x *exclusiveMode) tellable(s *slot) bool { return s.state == standby || s.state == idle }
+
+// inQueue: s has registered its listeners.
+func (x *exclusiveMode) inQueue(s *slot) bool { return registered(s.state) }
 
 // registered reports whether a child in state st has registered its
 // listeners.
 func registered(st state) bool {
 	return st == idle || st == busy || st == moving || st == movingBusy
-}
-
-// movingBusy notes that a child told to register again accepted a
-// connection before it read the order: it registers once that connection is
-// done. Another child may register meanwhile.
-func (x *exclusiveMode) movingBusy(s *slot) {
-	if x.arming == s.num {
-		x.arming = -1
-	}
-}
-
-func (x *exclusiveMode) isBehind(n int) bool { return n < len(x.behind) && x.behind[n] }
-
-func (x *exclusiveMode) setBehind(n int, on bool) {
-	for len(x.behind) <= n {
-		x.behind = append(x.behind, false)
-	}
-	x.behind[n] = on
 }

@@ -102,12 +102,12 @@ func TestRegisterAgain(t *testing.T) {
 			// Slot 0 restarted: up, not registered.
 			x := p.mode.(*exclusiveMode)
 			s0.state = standby
-			x.armCheck = true // as start does
+			x.order.check = true // as start does
 			p.idle.remove(0)
-			x.armNext()
+			x.order.next(p, x)
 			step(t, p, s0, protocol.Message{Type: protocol.Idle}) // registered, behind 1 and 2
-			if s1.state != moving || !x.isBehind(2) {             // slot 1 told first
-				t.Fatalf("after slot 0 registered: slot 1 %v, slot 2 behind %v; want moving, true", s1.state, x.isBehind(2))
+			if s1.state != moving || !x.order.isBehind(2) {       // slot 1 told first
+				t.Fatalf("after slot 0 registered: slot 1 %v, slot 2 behind %v; want moving, true", s1.state, x.order.isBehind(2))
 			}
 			for _, m := range tt.slot1 {
 				step(t, p, s1, m)
@@ -118,15 +118,15 @@ func TestRegisterAgain(t *testing.T) {
 			var got []string
 			for i, fd := range children {
 				got = append(got, orders(t, fd))
-				if s := p.slots[i]; x.isBehind(i) || s.state != idle {
+				if s := p.slots[i]; x.order.isBehind(i) || s.state != idle {
 					t.Errorf("slot %d at the end: %+v", i, *s)
 				}
 			}
 			if !slices.Equal(got, tt.orders) {
 				t.Errorf("orders %q, want %q", got, tt.orders)
 			}
-			if p.idle.len() != 3 || x.arming != -1 {
-				t.Errorf("idle %d, arming %d; want 3, -1", p.idle.len(), x.arming)
+			if p.idle.len() != 3 || x.order.arming != -1 {
+				t.Errorf("idle %d, arming %d; want 3, -1", p.idle.len(), x.order.arming)
 			}
 			if s1.served != tt.served {
 				t.Errorf("slot 1 served %d, want %d", s1.served, tt.served)

@@ -441,7 +441,7 @@ func errNoHandoff(cfg Config, s *slot) error {
 func (x *handoffMode) tick() {
 	x.expire()
 	x.expireSends()
-	x.screen.armNext()
+	x.screen.order.next(x.p, &x.screen)
 	if x.stalled {
 		x.stalled = false
 		x.watch()

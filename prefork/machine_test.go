@@ -203,7 +203,7 @@ func TestSlowRequest(t *testing.T) {
 			s.state, s.request, s.since = busy, "GET /report?year=2026", time.Now()
 			for _, d := range tc.busyFor {
 				p.now = s.since.Add(d)
-				p.checkBusy(s)
+				p.checkSlot(s, p.cfg.deadlines(p.cfg.PingInterval))
 			}
 			lines := strings.Count(buf.String(), "event=slow")
 			if lines != tc.wantLines || uint64(lines) != p.stats.Slow {
@@ -228,7 +228,7 @@ func TestSlowRequestEachSpell(t *testing.T) {
 	for i := range 2 {
 		s.state, s.since = busy, start.Add(time.Duration(i)*time.Minute)
 		p.now = s.since.Add(2 * time.Second)
-		p.checkBusy(s)
+		p.checkSlot(s, p.cfg.deadlines(p.cfg.PingInterval))
 	}
 	if got := strings.Count(buf.String(), "event=slow"); got != 2 {
 		t.Errorf("got %d slow lines for two slow connections, want 2; log:\n%s", got, buf.String())

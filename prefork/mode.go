@@ -110,7 +110,7 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 		}
 		return &dispatchMode{p: p}, nil
 	case protocol.Exclusive:
-		return &exclusiveMode{p: p, arming: -1}, nil
+		return &exclusiveMode{p: p, order: newOrder()}, nil
 	case protocol.Shared:
 		return &sharedMode{p: p}, nil
 	}

@@ -44,7 +44,6 @@ type Pool struct {
 	settled         bool                         // the last scale decided nothing (quiet.go)
 	hushed          bool                         // quiet until a distant tick, nothing moved since (quiet.go)
 	readBuf         [protocol.MaxPacket + 1]byte // readChannel's
-	pingAfter       time.Duration                // this tick pings idle children silent this long (setPingAfter)
 	stats           Stats
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set

@@ -33,19 +33,17 @@ const (
 	screens                      // accepts by itself (CapScreen)
 )
 
-// screening keeps the screening children's registrations in slot order,
-// and counts the children of each kind.
+// screening keeps the screening children's registrations in slot order
+// (register.go), and counts the children of each kind.
 type screening struct {
-	p      *Pool
-	kinds  []childKind // by slot
-	reg    []bool      // by slot: registered its listeners
-	behind []bool      // by slot: registered, but before a lower slot did
-	arming int         // the slot told to register, not done yet, or -1
-	check  bool        // a slot may need to register: armNext walks the slots
-	plain  int         // live children that take Conn only
+	p     *Pool
+	kinds []childKind // by slot
+	reg   []bool      // by slot: registered its listeners
+	order order
+	plain int // live children that take Conn only
 }
 
-func newScreening(p *Pool) screening { return screening{p: p, arming: -1} }
+func newScreening(p *Pool) screening { return screening{p: p, order: newOrder()} }
 
 // screenRules are the transitions a screening child adds to the handoff
 // table: registration orders, connections it accepted itself (reported as
@@ -66,19 +64,21 @@ func (c *screening) moved(s *slot, from, to state, ev event) {
 	switch {
 	case ev == evSpawn:
 		c.set(s.num, unknownKind)
-		c.check = true
+		c.order.check = true
 	case ev == evHello:
 		c.hello(s)
 	case to == exiting:
 		c.gone(s)
 	case from == moving && to == idle:
-		c.armed(s)
-	case from == moving && to == movingBusy && c.arming == s.num:
-		c.arming = -1 // it registers once that connection is done; another may meanwhile
+		c.grow(s.num)
+		c.reg[s.num] = true
+		c.order.registered(c.p, s, c)
+	case from == moving && to == movingBusy:
+		c.order.done(s) // it registers once that connection is done; another may meanwhile
 	case ev == evBusy || ev == evServed || ev == evPong || ev == evRequest || ev == evKeep:
 		return // nobody can register now who could not before
 	}
-	c.armNext()
+	c.order.next(c.p, c)
 }
 
 // hello notes what child s does.
@@ -99,58 +99,21 @@ func (c *screening) gone(s *slot) {
 		c.plain--
 	}
 	c.set(s.num, unknownKind)
-	if c.arming == s.num {
-		c.arming = -1
-	}
-	c.check = true
+	c.order.done(s)
+	c.order.check = true
 }
 
-// armed notes that child s registered, at the back of the queue: every
-// registered higher slot is now ahead of it.
-func (c *screening) armed(s *slot) {
-	if c.arming == s.num {
-		c.arming = -1
-	}
-	c.grow(s.num)
-	c.reg[s.num] = true
-	for _, t := range c.p.slots[s.num+1:] {
-		if c.registered(t.num) && !t.ending() {
-			c.behind[t.num] = true
-			c.check = true
-		}
-	}
+// mustRegister: s screens and has not registered, or is behind a lower
+// slot.
+func (c *screening) mustRegister(s *slot) bool {
+	return c.kind(s.num) == screens && (!c.registered(s.num) || c.order.isBehind(s.num))
 }
 
-// armNext tells the lowest screening child that has not registered, or is
-// registered behind a lower slot, to register, unless another is doing it
-// now. A lower child still starting is waited for.
-func (c *screening) armNext() {
-	p := c.p
-	if c.arming >= 0 || p.stop != nil || !c.check {
-		return
-	}
-	waiting := false // a child to register is busy: look again later
-	for _, s := range p.slots {
-		switch {
-		case !s.live() || s.ending():
-			continue
-		case s.state.starting():
-			return // a lower slot first
-		case c.kind(s.num) != screens || c.registered(s.num) && !c.behind[s.num]:
-			continue
-		case s.state != idle:
-			waiting = true
-			continue
-		}
-		if p.send(s, protocol.Message{Type: protocol.Accept}) {
-			c.arming = s.num
-			c.behind[s.num] = false
-			p.move(s, evOrder) // idle → moving
-			return
-		}
-	}
-	c.check = waiting
-}
+// tellable: s is idle (a screening child idles unregistered too).
+func (c *screening) tellable(s *slot) bool { return s.state == idle }
+
+// inQueue: s registered its listeners.
+func (c *screening) inQueue(s *slot) bool { return c.registered(s.num) }
 
 func (c *screening) kind(n int) childKind {
 	if n < len(c.kinds) {
@@ -164,12 +127,13 @@ func (c *screening) registered(n int) bool { return n < len(c.reg) && c.reg[n] }
 // set gives slot n its kind, not registered.
 func (c *screening) set(n int, k childKind) {
 	c.grow(n)
-	c.kinds[n], c.reg[n], c.behind[n] = k, false, false
+	c.kinds[n], c.reg[n] = k, false
+	c.order.setBehind(n, false)
 }
 
 // grow makes room for slot n.
 func (c *screening) grow(n int) {
 	for len(c.kinds) <= n {
-		c.kinds, c.reg, c.behind = append(c.kinds, unknownKind), append(c.reg, false), append(c.behind, false)
+		c.kinds, c.reg = append(c.kinds, unknownKind), append(c.reg, false)
 	}
 }

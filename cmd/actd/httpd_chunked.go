@@ -18,7 +18,7 @@ func codingStatus(codings []byte) int {
 		c = bytes.Trim(c, " \t")
 		last := i == len(list)-1
 		switch {
-		case len(c) == 0, !isToken(c):
+		case len(c) == 0, !acceptfilter.IsToken(c):
 			return 400
 		case bytes.EqualFold(c, []byte("chunked")) != last:
 			return 400

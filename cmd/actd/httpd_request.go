@@ -222,7 +222,7 @@ func readStatus(err error, tooLong int) int {
 func parseRequestLine(line []byte) (keepAlive bool, status int) {
 	method, rest, ok1 := bytes.Cut(line, []byte(" "))
 	target, version, ok2 := bytes.Cut(rest, []byte(" "))
-	if !ok1 || !ok2 || !isToken(method) || !isTarget(target) {
+	if !ok1 || !ok2 || !acceptfilter.IsToken(method) || !acceptfilter.IsTarget(target) {
 		return false, 400
 	}
 	if len(version) != 8 || string(version[:5]) != "HTTP/" || version[6] != '.' ||
@@ -239,7 +239,7 @@ func parseRequestLine(line []byte) (keepAlive bool, status int) {
 // the request. It returns 0 or the error status.
 func (f *framing) parseHeader(h []byte) int {
 	name, value, ok := bytes.Cut(h, []byte(":"))
-	if !ok || !isToken(name) || !isFieldValue(value) {
+	if !ok || !acceptfilter.IsToken(name) || !isFieldValue(value) {
 		return 400
 	}
 	value = bytes.Trim(value, " \t")
@@ -287,34 +287,6 @@ func parseLength(v []byte) (int, int) {
 var crlf = []byte("\r\n")
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// tchar marks the bytes of an RFC 9110 token.
-var tchar = func() (t [256]bool) {
-	for _, c := range []byte("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
-		t[c] = true
-	}
-	return t
-}()
-
-func isToken(b []byte) bool {
-	for _, c := range b {
-		if !tchar[c] {
-			return false
-		}
-	}
-	return len(b) > 0
-}
-
-// isTarget reports whether b is a non-empty request target without
-// controls, spaces or DEL.
-func isTarget(b []byte) bool {
-	for _, c := range b {
-		if c <= ' ' || c == 0x7f {
-			return false
-		}
-	}
-	return len(b) > 0
-}
 
 // isFieldValue reports whether b has no control byte but tab (so no NUL,
 // no bare CR) and no DEL.

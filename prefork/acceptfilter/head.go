@@ -62,7 +62,7 @@ var crlf = []byte("\r\n")
 func requestLine(line []byte) bool {
 	method, rest, ok1 := bytes.Cut(line, []byte(" "))
 	target, version, ok2 := bytes.Cut(rest, []byte(" "))
-	return ok1 && ok2 && isToken(method) && isTarget(target) && isVersion(version)
+	return ok1 && ok2 && IsToken(method) && IsTarget(target) && isVersion(version)
 }
 
 // tchar marks the bytes of an RFC 9110 token.
@@ -73,7 +73,9 @@ var tchar = func() (t [256]bool) {
 	return t
 }()
 
-func isToken(b []byte) bool {
+// IsToken reports whether b is a non-empty RFC 9110 token (a method, a
+// field name): the one definition the filter and the built-in handler use.
+func IsToken(b []byte) bool {
 	for _, c := range b {
 		if !tchar[c] {
 			return false
@@ -82,9 +84,9 @@ func isToken(b []byte) bool {
 	return len(b) > 0
 }
 
-// isTarget reports whether b is a non-empty request target without
+// IsTarget reports whether b is a non-empty request target without
 // controls, spaces or DEL.
-func isTarget(b []byte) bool {
+func IsTarget(b []byte) bool {
 	for _, c := range b {
 		if c <= ' ' || c == 0x7f {
 			return false

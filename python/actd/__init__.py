@@ -16,6 +16,7 @@ Modules, one concept each:
     actd.http        HTTP/1.x request heads and bodies, read from a connection
     actd.response    start_response and the response on the wire
     actd.wsgi        the WSGI server: environ, the application call, main()
+    actd.journal     priority err for the tracebacks it logs, under systemd
     actd.zygote      actd --preload: the process that imported the application
                      forks the children on the master's order
 """

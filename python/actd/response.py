@@ -12,6 +12,12 @@ from email.utils import formatdate
 HOP_BY_HOP = frozenset(("CONNECTION", "KEEP-ALIVE", "PROXY-AUTHENTICATE", "PROXY-AUTHORIZATION",
                         "TE", "TRAILERS", "TRANSFER-ENCODING", "UPGRADE"))
 NO_BODY = ("1", "204", "304")  # statuses (prefixes) that have no body
+# what _send_head does with a response header, by its name: NAME_KINDS
+# keeps the answer for the names seen (up to NAME_KINDS_LIMIT), so a
+# response costs no str.upper() per header
+PLAIN, LENGTH, CONNECTION, HOP = "plain", "length", "connection", "hop"
+NAME_KINDS = {}
+NAME_KINDS_LIMIT = 1024
 
 
 class Response:
@@ -101,13 +107,14 @@ class Response:
         lines = [version, " ", status, "\r\nDate: ", http_date(), "\r\n"]
         length = None
         for name, value in self.headers:
-            key = name.upper()
-            if key in HOP_BY_HOP:
-                if key == "CONNECTION" and "close" in value.lower():
-                    self.keep_alive = False
-                continue
-            if key == "CONTENT-LENGTH":
-                length = int(value)
+            kind = NAME_KINDS.get(name) or name_kind(name)
+            if kind is not PLAIN:
+                if kind is LENGTH:
+                    length = int(value)
+                else:
+                    if kind is CONNECTION and "close" in value.lower():
+                        self.keep_alive = False
+                    continue
             lines += (name, ": ", value, "\r\n")
         no_status_body = status.startswith(NO_BODY)
         self.no_body = no_status_body or self.request.method == "HEAD"
@@ -152,6 +159,22 @@ class Response:
     def complete(self):
         """Return whether the body sent matches its Content-Length."""
         return self.chunked or self.length is None or self.no_body or self.written >= self.length
+
+
+def name_kind(name):
+    """Return what a response header called name is: LENGTH
+    (Content-Length), CONNECTION, HOP (another hop-by-hop field, dropped),
+    or PLAIN (sent as given)."""
+    key = name.upper()
+    if key == "CONTENT-LENGTH":
+        kind = LENGTH
+    elif key == "CONNECTION":
+        kind = CONNECTION
+    else:
+        kind = HOP if key in HOP_BY_HOP else PLAIN
+    if len(NAME_KINDS) < NAME_KINDS_LIMIT:
+        NAME_KINDS[name] = kind
+    return kind
 
 
 def one_length(result):

@@ -22,6 +22,9 @@ REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e\x80-\xff]+ 
 # a bare LF, a bare CR, a control byte other than HTAB
 FAULT = re.compile(rb"(?<!\r)\n|\r(?!\n|\Z)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 HEX = re.compile(rb"[0-9a-fA-F]*")
+# a field name that can frame a body; where none is in the peek (most
+# requests), body_whole need not parse the head
+FRAMING = re.compile(rb"content-length|transfer-encoding", re.IGNORECASE)
 
 READY, WAIT, GONE = "ready", "wait", "gone"  # what look() finds
 
@@ -66,7 +69,10 @@ def body_whole(peek):
     """Return whether the body the head at the start of peek announces is
     all within peek (docs/protocol.md, "The body rule"): True for no whole
     head, no body, or framing the server refuses at once (parse_body), and
-    for a chunked body with a fault (chunked_end)."""
+    for a chunked body with a fault (chunked_end), and at once for a peek
+    that names neither Content-Length nor Transfer-Encoding."""
+    if FRAMING.search(peek) is None:
+        return True  # parse_body would find no body
     body = parse_body(peek)
     if body is None:
         return True

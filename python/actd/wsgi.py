@@ -18,7 +18,7 @@ import signal
 import sys
 import traceback
 
-from . import exact, fds, http, zygote
+from . import exact, fds, http, journal, zygote
 from .connection import Connection
 from .response import FileWrapper, Response
 
@@ -34,6 +34,7 @@ DISCARD_LIMIT = 65536  # unread body bytes drained to keep a connection open
 # environ's key for each request header name; env_key adds the others
 ENV_KEYS = {"CONTENT-TYPE": "CONTENT_TYPE", "CONTENT-LENGTH": "CONTENT_LENGTH"}
 ENV_KEYS_LIMIT = 1024  # names remembered, so strange ones cannot grow the table for ever
+TEMPLATES_LIMIT = 64  # listener addresses whose environ template is kept
 
 
 class Options:
@@ -86,6 +87,7 @@ class Server:
             "wsgi.input_terminated": True,
             "SCRIPT_NAME": self.options.script_name,
         }
+        self.templates = {}  # listener address: base with SERVER_NAME and SERVER_PORT
 
     def serve(self, sock, addr, local):
         """Serve requests on sock, a connected socket, until it closes, a
@@ -174,25 +176,32 @@ class Server:
                 close_result(result, environ)
 
     def _environ(self, request, body, remote, local):
+        """Return request's environ: a copy of local's template, and the
+        request's own keys set one by one (cheaper than a dict display)."""
         path, query = request.split_target()
-        env = {
-            **self.base,
-            "REQUEST_METHOD": request.method,
-            "PATH_INFO": path,
-            "QUERY_STRING": query,
-            "RAW_URI": request.target,
-            "SERVER_PROTOCOL": request.version,
-            "SERVER_NAME": local[0],
-            "SERVER_PORT": local[1],
-            "REMOTE_ADDR": remote[0],
-            "REMOTE_PORT": remote[1],
-            "wsgi.input": body if body is not None else http.LengthBody(None, 0),
-        }
+        env = (self.templates.get(local) or self._template(local)).copy()
+        env["REQUEST_METHOD"] = request.method
+        env["PATH_INFO"] = path
+        env["QUERY_STRING"] = query
+        env["RAW_URI"] = request.target
+        env["SERVER_PROTOCOL"] = request.version
+        env["REMOTE_ADDR"] = remote[0]
+        env["REMOTE_PORT"] = remote[1]
+        env["wsgi.input"] = body if body is not None else http.LengthBody(None, 0)
         for name, value in request.headers.items():
             key = ENV_KEYS.get(name) or env_key(name)
             if key:
                 env[key] = value
         return env
+
+    def _template(self, local):
+        """Return (and keep, for a few listeners) the environ keys every
+        request on listener address local shares: base's, SERVER_NAME and
+        SERVER_PORT."""
+        template = dict(self.base, SERVER_NAME=local[0], SERVER_PORT=local[1])
+        if len(self.templates) < TEMPLATES_LIMIT:
+            self.templates[local] = template
+        return template
 
 
 def env_key(name):
@@ -213,10 +222,11 @@ def close_result(result, environ):
 
 
 def log_error(environ, where="the application"):
-    """Log the exception being handled, with its traceback, to stderr."""
+    """Log the exception being handled, with its traceback, to stderr: at
+    priority err in the journal (each line; journal.py), as is elsewhere."""
     what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI')}"
-    sys.stderr.write(f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n"
-                     + traceback.format_exc())
+    text = f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n" + traceback.format_exc()
+    sys.stderr.write(journal.lines(text, journal.prefix(sys.stderr, journal.ERR)))
     sys.stderr.flush()
 
 

@@ -215,6 +215,28 @@ class ServerTest(unittest.TestCase):
         self.assertIn("RuntimeError: the application broke", err.getvalue())
         self.assertIn("Traceback", err.getvalue())
 
+    def test_app_error_priority_in_the_journal(self):
+        # stderr is the journal's stream (JOURNAL_STREAM names it): every
+        # line of the traceback is an entry at priority err (<3>)
+        with tempfile.TemporaryFile("w+") as journal:
+            st = os.fstat(journal.fileno())
+            saved = sys.stderr, os.environ.get("JOURNAL_STREAM")
+            sys.stderr, os.environ["JOURNAL_STREAM"] = journal, f"{st.st_dev}:{st.st_ino}"
+            try:
+                got = self.one(fails, b"GET /boom HTTP/1.1\r\nHost: h\r\n\r\n")
+            finally:
+                sys.stderr = saved[0]
+                if saved[1] is None:
+                    del os.environ["JOURNAL_STREAM"]
+                else:
+                    os.environ["JOURNAL_STREAM"] = saved[1]
+            journal.seek(0)
+            lines = journal.read().splitlines()
+        self.assertEqual(got[0], 500)
+        self.assertGreater(len(lines), 3)
+        self.assertEqual([l for l in lines if not l.startswith("<3>")], [])
+        self.assertIn("<3>RuntimeError: the application broke", lines)
+
     def test_app_error_after_start_closes(self):
         with stderr_captured() as err:
             raw = exchange(streamed_then(fails_late), b"GET / HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n")
@@ -258,6 +280,39 @@ class ServerTest(unittest.TestCase):
             with self.subTest(key):
                 self.assertEqual(seen.get(key), value)
         self.assertNotIn("HTTP_CONTENT_TYPE", seen)
+
+    def test_environ_per_request(self):
+        seen = []
+
+        def app(environ, start_response):
+            seen.append(dict(environ))
+            return echo(environ, start_response)
+
+        data = (b"GET /a HTTP/1.1\r\nHost: h\r\nX-One: 1\r\n\r\n"
+                b"GET /b?c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        got = parse_responses(exchange(validated(app), data))
+        self.assertEqual(len(got), 2, got)
+        first, second = seen
+        self.assertEqual((first["SERVER_PROTOCOL"], first["PATH_INFO"], first["HTTP_X_ONE"]),
+                         ("HTTP/1.1", "/a", "1"))
+        self.assertEqual((second["SERVER_PROTOCOL"], second["PATH_INFO"], second["QUERY_STRING"]),
+                         ("HTTP/1.0", "/b", "c"))
+        self.assertNotIn("HTTP_X_ONE", second)  # the template is copied, never filled
+        self.assertNotIn("HTTP_HOST", second)
+
+    def test_hop_by_hop_from_app(self):
+        def app(environ, start_response):
+            start_response("200 OK", [("content-length", "2"), ("Keep-Alive", "timeout=9"),
+                                      ("X-Kept", "y"), ("connection", "Close")])
+            return [b"ok", b"!"]
+
+        raw = exchange(app, b"GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n")
+        got = parse_responses(raw)
+        self.assertEqual(len(got), 1, got)  # the application's Connection: close ends it
+        _, headers, body = got[0]
+        self.assertEqual((headers.get("connection"), headers.get("x-kept"), body), ("close", "y", b"ok"))
+        self.assertNotIn("keep-alive", headers)
+        self.assertEqual(raw.count(b"onnection:"), 1, raw)  # its own is dropped
 
     def test_check_headers(self):
         good = [("Content-Type", "text/plain"), ("X-A", "b: c"), ("X-Empty", "")]
