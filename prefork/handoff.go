@@ -107,8 +107,8 @@ func (x *handoffMode) readable(l *listener) {
 // accept accepts and holds up to a batch of what waits on l, until its
 // queue is empty, no child is idle (starve), the budget is held and all
 // ready (full), or accept fails with nothing to shed (stalled). At the
-// budget it sheds the oldest not ready for each one it takes. readable: l was found readable, so a connection
-// waits.
+// budget it sheds the oldest not ready for each one it takes. readable: l
+// was found readable, so a connection waits.
 func (x *handoffMode) accept(l *listener, readable bool) {
 	p := x.p
 	for range acceptBatch {
