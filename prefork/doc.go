@@ -98,7 +98,8 @@
 // register.go (the slot order in which children that accept by themselves
 // register their listeners: exclusive mode and screen.go),
 // filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
-// connections), offload.go and finish.go (responses children hand the
+// connections), shed.go (held connections timed out or shed for room),
+// offload.go and finish.go (responses children hand the
 // master to finish), store.go (held connections kept outside the master),
 // channel.go
 // (messages from children), tick.go (the periodic work, in order),
