@@ -327,6 +327,19 @@ sub await_handed {
     return 0;
 }
 
+# parkable: whether the connection being served may go back to the master
+# (K): one handed over (C), or one a screening child accepted itself. Such
+# a connection is read exactly (Actd::Exact).
+sub parkable { defined $_[0]{parkable} }
+
+# give_back: give the connection being served back to the master (K) when
+# the callback returns; for a parkable one with nothing of its next
+# request read.
+sub give_back {
+    my ($self) = @_;
+    $self->{give_back} = 1 if defined $self->{parkable};
+}
+
 # spoken: whether the master has sent something not read yet (during a
 # keep-accepting batch only a drain or end of file can come).
 sub spoken {

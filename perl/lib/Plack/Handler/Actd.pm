@@ -13,6 +13,7 @@ use warnings;
 use Actd::HTTP qw(HEAD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status partial_status codings_status length_status chunk_size
     field_line_ok);
 use Actd::Worker;
+use Actd::Exact;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -89,7 +90,7 @@ sub serve_connection {
     setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
     setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
     my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer, $self->server_address($conn, $index)),
-        alive => 1 };
+        alive => 1, exact => $self->{worker}->parkable, next => 0 };
     while (1) {
         my $env = $self->read_request($c);
         if (!ref $env) {
@@ -99,7 +100,9 @@ sub serve_connection {
         $self->respond($c, $env);
         delete $self->{request};
         return if !$c->{keepalive} || !$c->{alive};
+        return if $c->{exact} && !Actd::Exact::whole($c->{buf});    # part of a next request read (a long chunked body)
         return if $c->{buf} eq '' && !$self->await_request($c);
+        $c->{next} = 1;
     }
 }
 
@@ -197,9 +200,11 @@ sub wait_readable {
 
 # read_request: the next request's environment, its body read and
 # buffered; or a number: the status to answer before closing, or -1 to
-# close without an answer (the client closed, or sent nothing in time).
+# close without an answer (the client closed, or sent nothing in time, or
+# the request goes back to the master unread: look).
 sub read_request {
     my ($self, $c) = @_;
+    return -1 if !$self->look($c);
     my $env = { %{ $c->{base} } };
     my $status = $self->read_head($c, $env);
     return $status if $status;
@@ -254,12 +259,32 @@ sub read_head {
     }
 }
 
-# fill: read what the client sent into the connection's buffer. Returns the
-# byte count, 0 at end of file, undef on a timeout or an error.
-sub fill {
+# look: on a connection that may go back to the master, with nothing of
+# the next request read: peek, and bound the reads of this request to the
+# whole requests the peek shows (Actd::Exact). Returns false when a next
+# request is not whole: none of it was read, and the connection goes back
+# to the master (K); else true.
+sub look {
     my ($self, $c) = @_;
+    return 1 if !$c->{exact} || $c->{buf} ne '';
+    $c->{left} = Actd::Exact::span($c->{conn}, $c->{next});
+    return 1 if ($c->{left} // 0) != Actd::Exact::NOT_WHOLE;
+    $self->{worker}->give_back;
+    return 0;
+}
+
+# fill: read what the client sent into the connection's buffer, at most
+# $max bytes (READ_SIZE), and no more than look allows. Returns the byte
+# count, 0 at end of file, undef on a timeout or an error.
+sub fill {
+    my ($self, $c, $max) = @_;
+    $max //= READ_SIZE;
+    if (defined $c->{left}) {    # none left, yet the framing wants more: read on
+        $c->{left} > 0 ? ($max = $c->{left} < $max ? $c->{left} : $max) : delete $c->{left};
+    }
     while (1) {
-        my $n = sysread($c->{conn}, $c->{buf}, READ_SIZE, length $c->{buf});
+        my $n = sysread($c->{conn}, $c->{buf}, $max, length $c->{buf});
+        $c->{left} -= $n if defined $n && defined $c->{left};
         return $n if defined $n;
         return undef if $! != EINTR;
     }
@@ -316,9 +341,7 @@ sub copy {
     my ($self, $c, $length, $buffer) = @_;
     while ($length > 0) {
         if ($c->{buf} eq '') {
-            my $n = sysread($c->{conn}, $c->{buf}, $length < READ_SIZE ? $length : READ_SIZE);
-            next if !defined $n && $! == EINTR;
-            return -1 if !$n;
+            return -1 if !$self->fill($c, $length < READ_SIZE ? $length : READ_SIZE);
         }
         my $take = length $c->{buf} < $length ? length $c->{buf} : $length;
         $buffer->print(substr($c->{buf}, 0, $take, ''));
