@@ -43,6 +43,7 @@ use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
     HELLO IDLE BUSY PONG SERVED REQUEST KEEP ACCEPT PING DRAIN CONNECTION);
+use Actd::Journal;
 
 our $VERSION = '0.1.0';
 
@@ -364,7 +365,7 @@ sub take {
 sub serve {
     my ($self, $conn, $peer, $index) = @_;
     my $ok = eval { $self->{serve}->($conn, $peer, $index); 1 }
-        or warn "actd worker: connection failed: $@";
+        or Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "actd worker: connection failed: $@");
     if (delete $self->{give_back} && $ok) {
         $self->{reported} = '';
         $self->keep($conn, $index);
@@ -395,7 +396,7 @@ sub accept_one {
         }
         next if $! == EINTR;
         return () if $! == EAGAIN || $! == EWOULDBLOCK || $! == ECONNABORTED;
-        warn "actd worker: accept: $!\n";
+        Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "actd worker: accept: $!");
         $self->{pause} = $self->{pause} ? $self->{pause} * 2 : PAUSE_MIN;
         $self->{pause} = PAUSE_MAX if $self->{pause} > PAUSE_MAX;
         Time::HiRes::sleep($self->{pause});

@@ -14,6 +14,7 @@ use Actd::HTTP qw(HEAD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status parti
     field_line_ok);
 use Actd::Worker;
 use Actd::Exact;
+use Actd::Journal;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -78,7 +79,7 @@ sub run {
 sub dump_stack {
     my ($self) = @_;
     my $request = $self->{request} // 'no request';
-    print STDERR Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$");
+    complain(Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$"));
     require POSIX;
     POSIX::_exit(2);
 }
@@ -401,8 +402,10 @@ sub read_line {
 # (a code reference) is given a responder; a streaming one a writer.
 sub respond {
     my ($self, $c, $env) = @_;
-    my $res = Plack::Util::run_app($self->{app}, $env);
-    if (ref $res eq 'CODE') {
+    my $res = eval { $self->{app}->($env) };
+    if (!$res) {
+        $self->internal_error($c, $env, $@ ne '' ? "the application died: $@" : "the application returned no response");
+    } elsif (ref $res eq 'CODE') {
         $self->delayed($c, $env, $res);
     } elsif (ref $res eq 'ARRAY') {
         $self->write_response($c, $env, $res);
@@ -414,7 +417,7 @@ sub respond {
         $self->{worker}->stop;
     }
     for my $handler (@{ $env->{'psgix.cleanup.handlers'} }) {
-        eval { $handler->($env); 1 } or warn "Plack::Handler::Actd: cleanup handler: $@";
+        eval { $handler->($env); 1 } or complain("Plack::Handler::Actd: cleanup handler: $@");
     }
 }
 
@@ -432,7 +435,7 @@ sub delayed {
     if (!$ok || !$responded) {
         my $why = $ok ? "the application did not respond" : "the application died: $@";
         return $self->internal_error($c, $env, $why) if !$responded;
-        warn "Plack::Handler::Actd: $why";
+        complain("Plack::Handler::Actd: $why");
         $c->{alive} = 0;    # the response is cut short
     }
     if ($writer && !$writer->{closed}) {
@@ -441,10 +444,11 @@ sub delayed {
     }
 }
 
-# internal_error: log $why and answer 500 if nothing was sent yet.
+# internal_error: log $why to psgi.errors (at priority err in the
+# journal: Actd::Journal) and answer 500 if nothing was sent yet.
 sub internal_error {
     my ($self, $c, $env, $why) = @_;
-    $env->{'psgi.errors'}->print("Plack::Handler::Actd: $why\n");
+    Actd::Journal::emit($env->{'psgi.errors'}, Actd::Journal::ERR, "Plack::Handler::Actd: $why");
     $self->write_response($c, $env,
         [ 500, [ 'Content-Type' => 'text/plain', 'Content-Length' => 21 ], ['Internal Server Error'] ]);
 }
@@ -482,7 +486,8 @@ sub write_response {
     if (!$bodiless && ref $body eq 'ARRAY') {
         $data = join '', @$body;
         if ($data =~ /[^\x00-\xff]/) {
-            Carp::carp("Wide character in response body: encoding it as UTF-8");
+            Actd::Journal::emit(\*STDERR, Actd::Journal::WARNING,
+                Carp::shortmess("Wide character in response body: encoding it as UTF-8"));
             utf8::encode($data);
         }
         $head .= 'Content-Length: ' . length($data) . CRLF if !$length && !$chunked;
@@ -511,6 +516,14 @@ sub write_response {
     Plack::Util::foreach($body, sub { $writer->write($_[0]) });
     $writer->close;
     return;
+}
+
+# complain: log $text, an error of the application or the handler, to
+# stderr: each line at priority err when stderr is the journal
+# (Actd::Journal), as it is elsewhere.
+sub complain {
+    my ($text) = @_;
+    Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, $text);
 }
 
 # chunk: $data as one chunk of a chunked body ('' for no data).
@@ -567,7 +580,8 @@ sub write {
     my ($self, $data) = @_;
     return if $self->{closed} || !$self->{send} || !defined $data;
     if ($data =~ /[^\x00-\xff]/) {
-        Carp::carp("Wide character in response body: encoding it as UTF-8");
+        Actd::Journal::emit(\*STDERR, Actd::Journal::WARNING,
+            Carp::shortmess("Wide character in response body: encoding it as UTF-8"));
         utf8::encode($data);
     }
     $self->{server}->write_all($self->{c}, $self->{chunked} ? Plack::Handler::Actd::chunk($data) : $data);
