@@ -72,6 +72,18 @@ sub head_ready {
 # Content-Length); a chunked body by chunked_end.
 sub body_in {
     my ($head, $body) = @_;
+    my ($length, $chunked) = framing($head) or return 1;
+    return chunked_end($body) != 0 if $chunked;
+    return length($body) >= $length ? 1 : 0;
+}
+
+# framing: the body that $head (request line and field lines, without the
+# final CRLF CRLF) announces: ($length, $chunked), (0, 0) for none; an
+# empty list for framing every worker answers at once with an error
+# (Content-Length twice or not 1 to 18 digits, Transfer-Encoding other
+# than one chunked in HTTP/1.1 without Content-Length).
+sub framing {
+    my ($head) = @_;
     my ($request, @fields) = split /\r\n/, $head, -1;
     my ($lengths, $codings, $length, $chunked) = (0, 0, 0, 0);
     for my $field (@fields) {
@@ -85,10 +97,9 @@ sub body_in {
             $chunked = lc $value eq 'chunked';
         }
     }
-    return 1 if $lengths > 1 || $lengths == 1 && $length < 0;
-    return 1 if $codings > 1 || $codings == 1 && ($lengths || $request !~ m{HTTP/1\.1\z} || !$chunked);
-    return chunked_end($body) != 0 if $chunked;
-    return length($body) >= $length ? 1 : 0;
+    return () if $lengths > 1 || $lengths == 1 && $length < 0;
+    return () if $codings > 1 || $codings == 1 && ($lengths || $request !~ m{HTTP/1\.1\z} || !$chunked);
+    return ($length, $chunked ? 1 : 0);
 }
 
 # chunked_end: the length of the whole chunked body at the start of $body

@@ -43,6 +43,7 @@ use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
     HELLO IDLE BUSY PONG SERVED REQUEST KEEP ACCEPT PING DRAIN CONNECTION);
+use Actd::Journal;
 
 our $VERSION = '0.1.0';
 
@@ -327,6 +328,19 @@ sub await_handed {
     return 0;
 }
 
+# parkable: whether the connection being served may go back to the master
+# (K): one handed over (C), or one a screening child accepted itself. Such
+# a connection is read exactly (Actd::Exact).
+sub parkable { defined $_[0]{parkable} }
+
+# give_back: give the connection being served back to the master (K) when
+# the callback returns; for a parkable one with nothing of its next
+# request read.
+sub give_back {
+    my ($self) = @_;
+    $self->{give_back} = 1 if defined $self->{parkable};
+}
+
 # spoken: whether the master has sent something not read yet (during a
 # keep-accepting batch only a drain or end of file can come).
 sub spoken {
@@ -351,7 +365,7 @@ sub take {
 sub serve {
     my ($self, $conn, $peer, $index) = @_;
     my $ok = eval { $self->{serve}->($conn, $peer, $index); 1 }
-        or warn "actd worker: connection failed: $@";
+        or Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "actd worker: connection failed: $@");
     if (delete $self->{give_back} && $ok) {
         $self->{reported} = '';
         $self->keep($conn, $index);
@@ -382,7 +396,7 @@ sub accept_one {
         }
         next if $! == EINTR;
         return () if $! == EAGAIN || $! == EWOULDBLOCK || $! == ECONNABORTED;
-        warn "actd worker: accept: $!\n";
+        Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "actd worker: accept: $!");
         $self->{pause} = $self->{pause} ? $self->{pause} * 2 : PAUSE_MIN;
         $self->{pause} = PAUSE_MAX if $self->{pause} > PAUSE_MAX;
         Time::HiRes::sleep($self->{pause});

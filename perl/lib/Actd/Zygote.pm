@@ -13,6 +13,7 @@ package Actd::Zygote;
 
 use strict;
 use warnings;
+use Actd::Journal;
 use POSIX ();
 use Actd::Passfd ();
 use Actd::Protocol qw(HEADER WIRE HELLO PONG PING DRAIN FORK CAP_FORK);
@@ -71,7 +72,7 @@ sub fork_child {
             $code = 0;
         }
         1;
-    } or print STDERR $@;
+    } or Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, $@);
     POSIX::_exit($code);
 }
 

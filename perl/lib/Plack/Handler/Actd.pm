@@ -13,6 +13,8 @@ use warnings;
 use Actd::HTTP qw(HEAD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status partial_status codings_status length_status chunk_size
     field_line_ok);
 use Actd::Worker;
+use Actd::Exact;
+use Actd::Journal;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -77,7 +79,7 @@ sub run {
 sub dump_stack {
     my ($self) = @_;
     my $request = $self->{request} // 'no request';
-    print STDERR Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$");
+    complain(Carp::longmess("Plack::Handler::Actd: SIGQUIT while serving \"$request\", pid $$"));
     require POSIX;
     POSIX::_exit(2);
 }
@@ -89,7 +91,7 @@ sub serve_connection {
     setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
     setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
     my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer, $self->server_address($conn, $index)),
-        alive => 1 };
+        alive => 1, exact => $self->{worker}->parkable, next => 0 };
     while (1) {
         my $env = $self->read_request($c);
         if (!ref $env) {
@@ -99,7 +101,9 @@ sub serve_connection {
         $self->respond($c, $env);
         delete $self->{request};
         return if !$c->{keepalive} || !$c->{alive};
+        return if $c->{exact} && !Actd::Exact::whole($c->{buf});    # part of a next request read (a long chunked body)
         return if $c->{buf} eq '' && !$self->await_request($c);
+        $c->{next} = 1;
     }
 }
 
@@ -197,9 +201,11 @@ sub wait_readable {
 
 # read_request: the next request's environment, its body read and
 # buffered; or a number: the status to answer before closing, or -1 to
-# close without an answer (the client closed, or sent nothing in time).
+# close without an answer (the client closed, or sent nothing in time, or
+# the request goes back to the master unread: look).
 sub read_request {
     my ($self, $c) = @_;
+    return -1 if !$self->look($c);
     my $env = { %{ $c->{base} } };
     my $status = $self->read_head($c, $env);
     return $status if $status;
@@ -254,12 +260,32 @@ sub read_head {
     }
 }
 
-# fill: read what the client sent into the connection's buffer. Returns the
-# byte count, 0 at end of file, undef on a timeout or an error.
-sub fill {
+# look: on a connection that may go back to the master, with nothing of
+# the next request read: peek, and bound the reads of this request to the
+# whole requests the peek shows (Actd::Exact). Returns false when a next
+# request is not whole: none of it was read, and the connection goes back
+# to the master (K); else true.
+sub look {
     my ($self, $c) = @_;
+    return 1 if !$c->{exact} || $c->{buf} ne '';
+    $c->{left} = Actd::Exact::span($c->{conn}, $c->{next});
+    return 1 if ($c->{left} // 0) != Actd::Exact::NOT_WHOLE;
+    $self->{worker}->give_back;
+    return 0;
+}
+
+# fill: read what the client sent into the connection's buffer, at most
+# $max bytes (READ_SIZE), and no more than look allows. Returns the byte
+# count, 0 at end of file, undef on a timeout or an error.
+sub fill {
+    my ($self, $c, $max) = @_;
+    $max //= READ_SIZE;
+    if (defined $c->{left}) {    # none left, yet the framing wants more: read on
+        $c->{left} > 0 ? ($max = $c->{left} < $max ? $c->{left} : $max) : delete $c->{left};
+    }
     while (1) {
-        my $n = sysread($c->{conn}, $c->{buf}, READ_SIZE, length $c->{buf});
+        my $n = sysread($c->{conn}, $c->{buf}, $max, length $c->{buf});
+        $c->{left} -= $n if defined $n && defined $c->{left};
         return $n if defined $n;
         return undef if $! != EINTR;
     }
@@ -316,9 +342,7 @@ sub copy {
     my ($self, $c, $length, $buffer) = @_;
     while ($length > 0) {
         if ($c->{buf} eq '') {
-            my $n = sysread($c->{conn}, $c->{buf}, $length < READ_SIZE ? $length : READ_SIZE);
-            next if !defined $n && $! == EINTR;
-            return -1 if !$n;
+            return -1 if !$self->fill($c, $length < READ_SIZE ? $length : READ_SIZE);
         }
         my $take = length $c->{buf} < $length ? length $c->{buf} : $length;
         $buffer->print(substr($c->{buf}, 0, $take, ''));
@@ -378,8 +402,10 @@ sub read_line {
 # (a code reference) is given a responder; a streaming one a writer.
 sub respond {
     my ($self, $c, $env) = @_;
-    my $res = Plack::Util::run_app($self->{app}, $env);
-    if (ref $res eq 'CODE') {
+    my $res = eval { $self->{app}->($env) };
+    if (!$res) {
+        $self->internal_error($c, $env, $@ ne '' ? "the application died: $@" : "the application returned no response");
+    } elsif (ref $res eq 'CODE') {
         $self->delayed($c, $env, $res);
     } elsif (ref $res eq 'ARRAY') {
         $self->write_response($c, $env, $res);
@@ -391,7 +417,7 @@ sub respond {
         $self->{worker}->stop;
     }
     for my $handler (@{ $env->{'psgix.cleanup.handlers'} }) {
-        eval { $handler->($env); 1 } or warn "Plack::Handler::Actd: cleanup handler: $@";
+        eval { $handler->($env); 1 } or complain("Plack::Handler::Actd: cleanup handler: $@");
     }
 }
 
@@ -409,7 +435,7 @@ sub delayed {
     if (!$ok || !$responded) {
         my $why = $ok ? "the application did not respond" : "the application died: $@";
         return $self->internal_error($c, $env, $why) if !$responded;
-        warn "Plack::Handler::Actd: $why";
+        complain("Plack::Handler::Actd: $why");
         $c->{alive} = 0;    # the response is cut short
     }
     if ($writer && !$writer->{closed}) {
@@ -418,10 +444,11 @@ sub delayed {
     }
 }
 
-# internal_error: log $why and answer 500 if nothing was sent yet.
+# internal_error: log $why to psgi.errors (at priority err in the
+# journal: Actd::Journal) and answer 500 if nothing was sent yet.
 sub internal_error {
     my ($self, $c, $env, $why) = @_;
-    $env->{'psgi.errors'}->print("Plack::Handler::Actd: $why\n");
+    Actd::Journal::emit($env->{'psgi.errors'}, Actd::Journal::ERR, "Plack::Handler::Actd: $why");
     $self->write_response($c, $env,
         [ 500, [ 'Content-Type' => 'text/plain', 'Content-Length' => 21 ], ['Internal Server Error'] ]);
 }
@@ -459,7 +486,8 @@ sub write_response {
     if (!$bodiless && ref $body eq 'ARRAY') {
         $data = join '', @$body;
         if ($data =~ /[^\x00-\xff]/) {
-            Carp::carp("Wide character in response body: encoding it as UTF-8");
+            Actd::Journal::emit(\*STDERR, Actd::Journal::WARNING,
+                Carp::shortmess("Wide character in response body: encoding it as UTF-8"));
             utf8::encode($data);
         }
         $head .= 'Content-Length: ' . length($data) . CRLF if !$length && !$chunked;
@@ -488,6 +516,14 @@ sub write_response {
     Plack::Util::foreach($body, sub { $writer->write($_[0]) });
     $writer->close;
     return;
+}
+
+# complain: log $text, an error of the application or the handler, to
+# stderr: each line at priority err when stderr is the journal
+# (Actd::Journal), as it is elsewhere.
+sub complain {
+    my ($text) = @_;
+    Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, $text);
 }
 
 # chunk: $data as one chunk of a chunked body ('' for no data).
@@ -544,7 +580,8 @@ sub write {
     my ($self, $data) = @_;
     return if $self->{closed} || !$self->{send} || !defined $data;
     if ($data =~ /[^\x00-\xff]/) {
-        Carp::carp("Wide character in response body: encoding it as UTF-8");
+        Actd::Journal::emit(\*STDERR, Actd::Journal::WARNING,
+            Carp::shortmess("Wide character in response body: encoding it as UTF-8"));
         utf8::encode($data);
     }
     $self->{server}->write_all($self->{c}, $self->{chunked} ? Plack::Handler::Actd::chunk($data) : $data);

@@ -1,0 +1,72 @@
+package Actd::Journal;
+
+# Actd::Journal: priorities for what the handler writes to stderr under
+# systemd. A child's stderr is the master's, the journal when actd runs as
+# a service: each line becomes an entry at priority 6 (info), so an
+# application's error would be a run of info entries that
+# `journalctl -p err` never shows. journald reads a "<N>" prefix on a line
+# as that line's priority (SyslogLevelPrefix=, on by default), but only a
+# stream that is the journal should get one: systemd names it in
+# JOURNAL_STREAM ("DEVICE:INODE" of the stream it connected), which a child
+# inherits with the master's stderr. Elsewhere (a terminal, a file, a
+# pipe) lines stay as they are. The rule is the Python adapter's
+# (actd.journal).
+
+use strict;
+use warnings;
+use Scalar::Util ();
+
+our $VERSION = '0.1.0';
+
+use constant {
+    ERR     => 3,    # syslog priority of an error
+    WARNING => 4,    # syslog priority of a warning
+};
+
+# prefix: "<$priority>" if $fh is the journal's stream (JOURNAL_STREAM
+# names its device and inode); "" if it is not, JOURNAL_STREAM is unset,
+# or $fh is no open file handle (psgi.errors may be any object).
+sub prefix {
+    my ($fh, $priority) = @_;
+    my $want = $ENV{JOURNAL_STREAM} // '';
+    return '' if $want eq '';
+    my $handle = Scalar::Util::openhandle($fh) // return '';
+    my ($dev, $ino) = stat $handle or return '';
+    return "$dev:$ino" eq $want ? "<$priority>" : '';
+}
+
+# lines: $text with $tag before each of its lines, and ending in a newline.
+sub lines {
+    my ($text, $tag) = @_;
+    $text .= "\n" if $text !~ /\n\z/;
+    $text =~ s/^/$tag/mg if $tag ne '';
+    return $text;
+}
+
+# emit: write $text to $fh (STDERR), each line at $priority if $fh is the
+# journal.
+sub emit {
+    my ($fh, $priority, $text) = @_;
+    $fh //= \*STDERR;
+    my $lines = lines($text, prefix($fh, $priority));
+    ref $fh && Scalar::Util::blessed($fh) ? $fh->print($lines) : print {$fh} $lines;
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Actd::Journal - journal priorities for the lines the handler logs
+
+=head1 SYNOPSIS
+
+  Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "the application died: $@");
+
+=head1 DESCRIPTION
+
+Used by L<Plack::Handler::Actd> and L<Actd::Worker>: see docs/perl.md in
+the actd repository.
+
+=cut
