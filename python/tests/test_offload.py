@@ -199,6 +199,7 @@ class UnsentTest(unittest.TestCase):
                 c = Child(self)
                 c.started()
                 client, conn = socket.socketpair()
+                client.settimeout(10)
                 self.addCleanup(client.close)
                 data = os.memfd_create("test")
                 os.write(data, b"junk" + BODY)
