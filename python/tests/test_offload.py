@@ -12,6 +12,7 @@ import unittest
 
 from actd import channel as ch
 from actd.worker import capabilities, offload_for
+from test_report import Master
 from test_screen import connect
 
 BODY = bytes(range(256)) * 16384  # 4 MiB: more than loopback buffers hold for a slow reader
@@ -65,6 +66,41 @@ class OffloadForTest(unittest.TestCase):
                 self.assertEqual(got, want)
                 caps = capabilities(revision, True, got > 0)
                 self.assertEqual(caps & ch.OFFLOAD, ch.OFFLOAD if want else 0)
+
+
+class UnsentChannelTest(unittest.TestCase):
+    def test_unsent_arrives(self):
+        m = Master(self, 5)
+        a, b = socket.socketpair()
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        head = ch.HEADER.pack(ch.UNSENT, 1, 2, ch.KEEP_ALIVE) + ch.TRAILER.pack(7, 9)
+        socket.send_fds(m.sock, [head], [a.fileno(), b.fileno()])
+        kind, listener, value, got = m.channel.receive_fd()
+        self.assertEqual((kind, listener, value), (ch.UNSENT, 2, ch.KEEP_ALIVE))
+        self.assertEqual((got.offset, got.length), (7, 9))
+        ch.close_all(got[:2])
+
+    def test_unsent_out_of_shape(self):
+        trailer = ch.TRAILER.pack(0, 1)
+        cases = [
+            ("U with one fd", ch.HEADER.pack(ch.UNSENT, 1, 0, 0) + trailer, 1),
+            ("U without fds", ch.HEADER.pack(ch.UNSENT, 1, 0, 0) + trailer, 0),
+            ("U without its trailer", ch.HEADER.pack(ch.UNSENT, 1, 0, 0), 2),
+            ("C with two fds", ch.HEADER.pack(ch.CONNECTION, 1, 0, 0), 2),
+            ("U of another wire format", ch.HEADER.pack(ch.UNSENT, 2, 0, 0) + trailer, 2),
+        ]
+        for name, msg, count in cases:
+            with self.subTest(name):
+                m = Master(self, 5)
+                a, b = socket.socketpair()
+                self.addCleanup(a.close)
+                self.addCleanup(b.close)
+                socket.send_fds(m.sock, [msg], [a.fileno(), b.fileno()][:count])
+                before = len(os.listdir("/proc/self/fd"))
+                with self.assertRaises(ch.Garbage):
+                    m.channel.receive_fd()
+                self.assertEqual(len(os.listdir("/proc/self/fd")), before, "want the attached fds closed")
 
 
 class Child:
