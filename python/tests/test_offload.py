@@ -13,9 +13,8 @@ import unittest
 from actd import channel as ch
 from actd.worker import capabilities, offload_for
 from test_report import Master
-from test_screen import connect
 
-BODY = bytes(range(256)) * 16384  # 4 MiB: more than loopback buffers hold for a slow reader
+BODY = bytes(range(256)) * 16384  # 4 MiB: far more than a unix socket buffers
 OFFLOAD_MAX = 8 << 20
 
 # The child: fds argv[1] and argv[2] become 3 (the listener) and 4 (the
@@ -104,11 +103,19 @@ class UnsentChannelTest(unittest.TestCase):
 
 
 class Child:
-    """A worker process with one TCP listener, and the test as its master."""
+    """A worker process with one unix socket listener (loopback TCP would
+    buffer megabytes of a slow reader's response), and the test as its
+    master."""
 
     def __init__(self, test, offload_max=OFFLOAD_MAX):
         self.test = test
-        self.listener = socket.create_server(("127.0.0.1", 0))
+        where = tempfile.mkdtemp()
+        test.addCleanup(os.rmdir, where)
+        self.path = os.path.join(where, "http.sock")
+        test.addCleanup(os.unlink, self.path)
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(self.path)
+        self.listener.listen(16)
         self.listener.setblocking(False)  # as the master sets it
         test.addCleanup(self.listener.close)
         self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -156,16 +163,20 @@ class Child:
         return hello[1]
 
 
-def slow_client(test, child, path):
-    """Return a client with a small receive buffer that asked for path and
-    reads nothing yet."""
-    client = socket.socket()
-    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    client.connect(child.listener.getsockname())
+def connect(test, child, data):
+    """Return a client connected to child's listener that sent data."""
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(child.path)
     client.settimeout(10)
     test.addCleanup(client.close)
-    client.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path)
+    client.sendall(data)
     return client
+
+
+def slow_client(test, child, path, fields=b""):
+    """Return a client that asked for path (with header fields) and reads
+    nothing yet."""
+    return connect(test, child, b"GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" % (path, fields))
 
 
 def read_exactly(sock, n):
@@ -188,14 +199,19 @@ def send_range(conn_fd, data_fd, offset, length):
 
 class WriteTest(unittest.TestCase):
     def test_slow_reader_goes_to_master(self):
-        for path in (b"/bytes", b"/file"):
-            with self.subTest(path.decode()):
+        cases = [
+            ("bytes", b"/bytes", b"", ch.KEEP_ALIVE),
+            ("file", b"/file", b"", ch.KEEP_ALIVE),
+            ("bytes, Connection: close", b"/bytes", b"Connection: close\r\n", 0),
+        ]
+        for name, path, fields, keep in cases:
+            with self.subTest(name):
                 c = Child(self)
-                client = slow_client(self, c, path)  # in before the child looks
+                client = slow_client(self, c, path, fields)  # in before the child looks
                 self.assertEqual(c.started(), ch.HANDOFF | ch.SCREEN | ch.OFFLOAD)
                 kind, listener, value, trailer, fds = c.next_report()
-                self.assertEqual((kind, listener, value), (ch.WRITE, 0, ch.KEEP_ALIVE),
-                                 "want W, listener 0, keep-alive")
+                self.assertEqual((kind, listener, value), (ch.WRITE, 0, keep),
+                                 "want W, listener 0, keep-alive as the request asked")
                 self.assertEqual(len(trailer), ch.TRAILER_SIZE)
                 self.assertEqual(len(fds), 2, "want the connection and the data")
                 offset, length = ch.TRAILER.unpack(trailer)
