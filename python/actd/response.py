@@ -170,7 +170,9 @@ class Response:
             lines.append("Connection: keep-alive\r\n")
 
     def _send_body(self, data):
-        if data and not self.no_body:
+        """Send data as part of the body; nothing once the response went
+        to the master (more than its Content-Length: dropped anyway)."""
+        if data and not self.no_body and not self.finished():
             self.conn.no_delay()
             self.conn.sendall(self._body_bytes(data))
 

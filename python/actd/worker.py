@@ -226,9 +226,11 @@ class Worker:
             self._check_listener(index)
         self.reporter.flush()
         self.channel.send(ch.BUSY, index)
-        if write_unsent(got) and value & ch.KEEP_ALIVE:
-            self.channel.send_fd(ch.KEEP, index, got.conn)
-        os.close(got.conn)
+        try:
+            if write_unsent(got) and value & ch.KEEP_ALIVE:
+                self.channel.send_fd(ch.KEEP, index, got.conn)
+        finally:
+            os.close(got.conn)
         self.channel.send(ch.IDLE)
 
     def _keep_accepting(self, index):
