@@ -5,6 +5,7 @@
 // application wrapped in wsgiref.validate for every request kind, a Flask
 // application and a Django project, in dispatch and exclusive mode, under
 // an accept filter (handoff_test.go, screen_test.go: the children first,
-// the master holding what is not ready), and --preload (preload_test.go: children forked from the zygote share its
+// the master holding what is not ready; offload_test.go: slow readers'
+// responses finished by the master), and --preload (preload_test.go: children forked from the zygote share its
 // pages; a killed zygote is replaced; a reload brings a new one).
 package python

@@ -15,6 +15,8 @@ Modules, one concept each:
     actd.connection  a client connection: reads and writes under --timeout
     actd.http        HTTP/1.x request heads and bodies, read from a connection
     actd.response    start_response and the response on the wire
+    actd.offload     a slow reader's response handed to the master (W)
+    actd.unsent      one the master gave back, written by the child (U)
     actd.wsgi        the WSGI server: environ, the application call, main()
     actd.journal     priority err for the tracebacks it logs, under systemd
     actd.zygote      actd --preload: the process that imported the application

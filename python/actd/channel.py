@@ -5,35 +5,51 @@ format, listener, value) and, for a request report (R), up to MAX_TEXT
 bytes of UTF-8 text. A connection handed over (C) or given back (K),
 revision 3, has its file descriptor attached (SCM_RIGHTS); so has a
 connection a screening child (revision 4) accepted and found not ready.
+A response handed to the master (W) and one it gives back (U), revision 5,
+carry two (the connection, the data) and a 16-byte trailer (offset,
+length).
 """
 
 import array
 import os
 import socket
 import struct
+from collections import namedtuple
 
 # The wire table, as package protocol has it up to REVISION (names: the Go
 # names in upper case); protocol/languages_test.go checks that they agree.
 HEADER = struct.Struct("!cBHI")  # type, wire format, listener (u16), value (u32)
 WIRE = 1
 MAX_TEXT = 248  # protocol.MaxText: a packet is at most 256 bytes
-REVISION = 4  # the protocol revision this package is written for
+TRAILER = struct.Struct("!QQ")  # W and U, after the header: offset, length of the data
+TRAILER_SIZE = 16
+REVISION = 5  # the protocol revision this package is written for
 HANDOFF = 1  # capability bit 0: takes C, may send K (revision 3)
 SCREEN = 4  # capability bit 2: accepts by itself under a filter, K from any state (revision 4)
+OFFLOAD = 8  # capability bit 3: may send W, takes U (revision 5)
 NOT_READY = 1  # K's value for a connection accepted and found not ready; 0: kept alive, parked
-FD_SPACE = socket.CMSG_SPACE(array.array("i").itemsize)  # room for one fd
+KEEP_ALIVE = 1  # W's and U's value: park the connection once the data is sent; 0: close it
+FD_SPACE = socket.CMSG_SPACE(2 * array.array("i").itemsize)  # room for two fds (U)
 
 # child -> master
 HELLO, IDLE, BUSY, PONG, SERVED, REQUEST = b"H", b"I", b"B", b"O", b"S", b"R"
 KEEP = b"K"
+WRITE = b"W"  # revision 5: finish this response (two fds, trailer)
 # master -> child
 ACCEPT, PING, DRAIN = b"A", b"P", b"D"
 KEEP_ACCEPTING = 1  # an A's value: accept more on that listener after this one
 CONNECTION = b"C"
+UNSENT = b"U"  # revision 5: a W the master did not take: write it yourself
 # master -> zygote (preload, revision 3), which says hello with CAP_FORK
 FORK = b"F"
 CAP_FORK = 2  # capability bit 1: takes F (actd.zygote)
 EOF = b""  # receive's type when the master is gone
+
+
+# What a U brings, as receive_fd returns it in place of a single fd: the
+# connection and the data (file descriptors, the caller's to close), and
+# the range of the data to send.
+Unsent = namedtuple("Unsent", "conn data offset length")
 
 
 class Garbage(Exception):
@@ -80,6 +96,14 @@ class Channel:
         the master is gone."""
         socket.send_fds(self.sock, [HEADER.pack(kind, WIRE, listener, value)], [fd])
 
+    def send_write(self, listener, keep_alive, conn_fd, data_fd, offset, length):
+        """Send W: the master finishes the response on conn_fd (accepted on
+        listener) with length bytes of data_fd from offset, then parks the
+        connection if keep_alive, else closes it. The caller still closes
+        its copies. OSError if the master is gone."""
+        head = HEADER.pack(WRITE, WIRE, listener, KEEP_ALIVE if keep_alive else 0)
+        socket.send_fds(self.sock, [head + TRAILER.pack(offset, length)], [conn_fd, data_fd])
+
     def receive(self):
         """Return the master's next message as (type, listener, value).
 
@@ -89,7 +113,7 @@ class Channel:
         """
         kind, listener, value, fd = self.receive_fd()
         if fd is not None:
-            os.close(fd)
+            close_all(fd[:2] if isinstance(fd, Unsent) else [fd])
             raise Garbage(f"{kind!r} with a file descriptor")
         return kind, listener, value
 
@@ -97,18 +121,27 @@ class Channel:
         """Return the master's next message as (type, listener, value, fd).
 
         fd is the file descriptor a C carries (blocking, close-on-exec, the
-        caller's to close), else None. The type is EOF when the master is
-        gone. Raises Garbage as receive does, and for a C without exactly
-        one file descriptor or another type with one.
+        caller's to close), an Unsent for a U, else None. The type is EOF
+        when the master is gone. Raises Garbage as receive does, for a C
+        without exactly one file descriptor, a U without exactly two and
+        its trailer, or another type with one.
         """
         msg, fds = self._read()
         if not msg:
             close_all(fds)
             return EOF, 0, 0, None
-        if len(msg) != HEADER.size or (msg[:1] == CONNECTION) != (len(fds) == 1):
+        unsent = msg[:1] == UNSENT
+        size, count = (HEADER.size + TRAILER_SIZE, 2) if unsent else (HEADER.size, 1)
+        if len(msg) != size or (fds and len(fds) != count) or (msg[:1] in (CONNECTION, UNSENT)) != bool(fds):
             close_all(fds)
             raise Garbage(f"a {len(msg)}-byte packet with {len(fds)} file descriptors: {msg!r}")
-        kind, listener, value = self._unpack(msg)
+        try:
+            kind, listener, value = self._unpack(msg[:HEADER.size])
+        except Garbage:
+            close_all(fds)
+            raise
+        if unsent:
+            return kind, listener, value, Unsent(fds[0], fds[1], *TRAILER.unpack(msg[HEADER.size:]))
         return kind, listener, value, fds[0] if fds else None
 
     def _read(self):
@@ -128,7 +161,7 @@ class Channel:
                 fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
         if flags & socket.MSG_CTRUNC:
             close_all(fds)
-            raise Garbage("more than one file descriptor attached")
+            raise Garbage("more than two file descriptors attached")
         return msg, list(fds)
 
     def _unpack(self, msg):

@@ -10,6 +10,10 @@ call, and only one that would wait polls. A client that stalls so holds the chil
 timeout per read or write, and a quick one costs no setsockopt
 (SO_RCVTIMEO, SO_SNDTIMEO) and no kernel timer. sendfile(2), which cannot
 be tried so, runs under SO_SNDTIMEO, set when a response first uses it.
+
+A response's last write may instead hand the rest to the master when the
+client stops taking bytes for actd.offload.PATIENCE (send_last,
+sendfile_last): the socket is then the master's.
 """
 
 import errno
@@ -17,6 +21,8 @@ import os
 import select
 import socket
 import struct
+
+from .offload import PATIENCE
 
 DONTWAIT = socket.MSG_DONTWAIT
 INET = (socket.AF_INET, socket.AF_INET6)
@@ -67,6 +73,62 @@ class Connection:
                 rest = rest[self.sock.send(rest, DONTWAIT):]
             except BlockingIOError:
                 pass
+
+    def send_last(self, data, finish):
+        """Send all of data (bytes), the end of a response; if the client
+        takes no byte for PATIENCE, offer the rest to finish (a callable
+        taking a memoryview). Returns True if finish took it (then the
+        connection is the master's), False once all is sent."""
+        try:
+            sent = self.sock.send(data, DONTWAIT)
+        except BlockingIOError:
+            sent = 0
+        rest = memoryview(data)[sent:]
+        while rest:
+            if not self._ready(select.POLLOUT, PATIENCE):
+                if finish(rest):
+                    return True
+                self._wait(select.POLLOUT)
+            try:
+                rest = rest[self.sock.send(rest, DONTWAIT):]
+            except BlockingIOError:
+                pass
+        return False
+
+    def sendfile_last(self, file, count, finish):
+        """sendfile, for the end of a response: if the client takes no byte
+        for PATIENCE, offer the rest to finish(fd, offset, length). Returns
+        (bytes sent, whether finish took the rest). The socket is
+        non-blocking meanwhile, and stays so once the master has it."""
+        self.no_delay()
+        source, start = file.fileno(), file.tell()
+        sent, taken = 0, False
+        os.set_blocking(self.fd, False)
+        try:
+            while sent < count:
+                try:
+                    n = os.sendfile(self.fd, source, start + sent, count - sent)
+                except BlockingIOError:
+                    if not self._ready(select.POLLOUT, PATIENCE):
+                        taken = finish(source, start + sent, count - sent)
+                        if taken:
+                            break
+                        self._wait(select.POLLOUT)
+                    continue
+                if n == 0:
+                    break
+                sent += n
+        finally:
+            if not taken:
+                os.set_blocking(self.fd, True)
+            file.seek(start + sent)
+        return sent, taken
+
+    def _ready(self, event, seconds):
+        """Return whether the socket is ready for event within seconds."""
+        p = select.poll()
+        p.register(self.fd, event)
+        return bool(p.poll(seconds * 1000))
 
     def _wait(self, event):
         """Wait until the socket is ready for event; BlockingIOError after

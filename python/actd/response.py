@@ -3,6 +3,11 @@
 The body is framed by the application's Content-Length if it gave one, by
 the length of a one-element list or tuple (most frameworks return one),
 else chunked for HTTP/1.1 and by closing the connection for HTTP/1.0.
+
+With a finisher (actd.offload.Finisher), the write that ends a framed
+body (a one-element body sent with its head, or a regular file's
+sendfile) may hand the rest to the master when the client reads slowly;
+the response is then finished, and the connection the master's.
 """
 
 import os
@@ -29,9 +34,9 @@ class Response:
     """
 
     __slots__ = ("conn", "request", "keep_alive", "status", "headers", "sent", "length",
-                 "chunked", "no_body", "written")
+                 "chunked", "no_body", "written", "finisher")
 
-    def __init__(self, conn, request, keep_alive):
+    def __init__(self, conn, request, keep_alive, finisher=None):
         self.conn = conn
         self.request = request
         self.keep_alive = keep_alive
@@ -42,6 +47,7 @@ class Response:
         self.chunked = False
         self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
         self.written = 0
+        self.finisher = finisher  # an actd.offload.Finisher, or None
 
     def start_response(self, status, headers, exc_info=None):
         """PEP 3333's start_response; returns the write callable."""
@@ -88,9 +94,24 @@ class Response:
         if self.chunked or self.no_body:
             return False
         count = size if self.length is None else min(size, self.length - self.written)
-        if count > 0:
+        if count <= 0:
+            return True
+        if self.finisher is None or self.length is None or count < self.length - self.written:
             self.written += self.conn.sendfile(wrapper.filelike, count)
+            return True
+        sent, taken = self.conn.sendfile_last(wrapper.filelike, count, self._finish_file)
+        self.written += count if taken else sent
         return True
+
+    def _finish_file(self, fd, offset, length):
+        return self.finisher.file(fd, offset, length, self.keep_alive)
+
+    def _finish_bytes(self, rest):
+        return self.finisher.bytes(rest, self.keep_alive)
+
+    def finished(self):
+        """Return whether the response went to the master (a finisher's)."""
+        return self.finisher is not None and self.finisher.done
 
     def end(self):
         """Send the head if not yet sent, and the last chunk if chunked."""
@@ -125,7 +146,16 @@ class Response:
         self._framing(lines, version)
         lines.append("\r\n")
         self.sent = True
-        self.conn.sendall("".join(lines).encode("latin-1") + self._body_bytes(first))
+        data = "".join(lines).encode("latin-1") + self._body_bytes(first)
+        if self.finisher is not None and self._ends_body():
+            self.conn.send_last(data, self._finish_bytes)
+            return
+        self.conn.sendall(data)
+
+    def _ends_body(self):
+        """Return whether what is sent so far ends a body framed by its
+        length (not a HEAD's, nor one of a status without body)."""
+        return not self.no_body and self.length is not None and self.written >= self.length > 0
 
     def _framing(self, lines, version):
         if self.length is None and not self.no_body:
@@ -140,7 +170,9 @@ class Response:
             lines.append("Connection: keep-alive\r\n")
 
     def _send_body(self, data):
-        if data and not self.no_body:
+        """Send data as part of the body; nothing once the response went
+        to the master (more than its Content-Length: dropped anyway)."""
+        if data and not self.no_body and not self.finished():
             self.conn.no_delay()
             self.conn.sendall(self._body_bytes(data))
 

@@ -24,6 +24,12 @@ accepts by itself as in exclusive mode, and takes C at any time; it looks
 at each connection it accepts (actd.screen) and serves it if its request
 is there, else gives it to the master (K), which holds it until it is.
 Any connection it serves may go back so between two requests.
+
+Write completion (ACTD_PROTOCOL 5 or later, under a filter, with
+ACTD_OFFLOAD_MAX above 0; capability "offload"): a response the client
+reads slowly may go to the master with the connection (W, see finish);
+a W the master did not take comes back to an idle child (U), which writes
+it as one handed over (actd.unsent).
 """
 
 import errno
@@ -36,11 +42,13 @@ import time
 from . import channel as ch
 from .report import Reporter
 from .screen import FILTERS, READY, WAIT, Screen
+from .unsent import write_unsent
 
 GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
 BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
+OFFLOAD_SINCE = 5  # the protocol revision that added W and U
 RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
@@ -69,6 +77,7 @@ class Worker:
         self.again = Retry()
         self.channel = ch.Channel.from_environ(environ)
         self.screen = screen_for(environ, self.mode, self.channel.revision)  # a Screen, or None
+        self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
         self.registered = False  # the listeners are in our epoll set
         self.reporter = Reporter(self.channel)
         self.watch = select.poll()
@@ -77,10 +86,12 @@ class Worker:
         self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
         self.peeked = False  # its request is known to be in
+        self.listener = 0  # its listener's index
+        self.finished = False  # ... and it went to the master with its response (W)
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
-        caps = capabilities(self.channel.revision, self.screen is not None)
+        caps = capabilities(self.channel.revision, self.screen is not None, self.offload_max > 0)
         self.channel.send(ch.HELLO, caps, os.getpid())
         self.channel.send(ch.IDLE)
         try:
@@ -105,6 +116,29 @@ class Worker:
         """Return whether the connection in hand has its request in: one
         handed over (C), or found ready by a screening child."""
         return self.peeked
+
+    def offloads(self, fd):
+        """Return the most bytes of a response on fd the master would
+        finish (finish): 0 if it would not (no offload capability, or fd
+        is not a connection in hand that may go to the master)."""
+        if not self.parkable or self.finished or self.offload_max <= 0:
+            return 0
+        return self.offload_max
+
+    def finish(self, fd, data_fd, offset, length, keep_alive):
+        """Hand connection fd to the master with the rest of its response,
+        length bytes of data_fd from offset (W); it parks the connection
+        once sent if keep_alive, else closes it. Nothing of the next request
+        may have been read. Returns True if sent: the caller then writes and
+        reads fd no more, and the connection is not given back (K); False if
+        the master does not take it (see offloads). OSError if the master is
+        gone. The caller keeps and closes data_fd."""
+        if length > self.offloads(fd) or offset < 0 or length < 0:
+            return False
+        self.channel.send_write(self.listener, keep_alive, fd, data_fd, offset, length)
+        self.finished = True
+        self.give_back = False
+        return True
 
     def wait_next(self, fd, timeout):
         """Wait up to timeout seconds for the next request on fd.
@@ -134,6 +168,8 @@ class Worker:
             kind, index, value, fd = self.channel.receive_fd()
             if kind == ch.CONNECTION:
                 self._handed(index, fd)
+            elif kind == ch.UNSENT and self.offload_max > 0:
+                self._unsent(index, value, fd)
             elif kind == ch.ACCEPT:
                 self._check_listener(index)
                 self._order(index, value == ch.KEEP_ACCEPTING)
@@ -142,6 +178,7 @@ class Worker:
             elif kind in (ch.DRAIN, ch.EOF):
                 return
             else:
+                close_fds(fd)
                 raise ch.Garbage(f"{kind!r} in dispatch mode")
 
     def _order(self, index, keep):
@@ -169,14 +206,31 @@ class Worker:
         self.channel.send(ch.BUSY, index)
         self.reporter.start(index, busy=True)
         self.parkable, self.give_back, self.peeked = True, False, True
+        self.listener, self.finished = index, False
         try:
             self.serve(conn, peer_address(conn), self.locals[index])
             self.reporter.done(idle=False)
-            if self.give_back:
+            if self.give_back and not self.finished:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno())
         finally:
-            self.parkable = self.peeked = False
+            self.parkable = self.peeked = self.finished = False
             conn.close()
+        self.channel.send(ch.IDLE)
+
+    def _unsent(self, index, value, got):
+        """Write what U brought (got, an actd.channel.Unsent), taken on
+        listener index, to its connection, between B and I; give the
+        connection back (K) if value asks so, else close it."""
+        if index >= len(self.listeners):
+            close_fds(got)
+            self._check_listener(index)
+        self.reporter.flush()
+        self.channel.send(ch.BUSY, index)
+        try:
+            if write_unsent(got) and value & ch.KEEP_ALIVE:
+                self.channel.send_fd(ch.KEEP, index, got.conn)
+        finally:
+            os.close(got.conn)
         self.channel.send(ch.IDLE)
 
     def _keep_accepting(self, index):
@@ -231,13 +285,15 @@ class Worker:
             self.channel.send(ch.IDLE)
         elif kind == ch.CONNECTION and self.screen is not None:
             self._handed(index, fd)
+        elif kind == ch.UNSENT and self.screen is not None and self.offload_max > 0:
+            self._unsent(index, value, fd)
         elif kind == ch.PING:
             self.channel.send(ch.PONG, 0, value)
         elif kind in (ch.DRAIN, ch.EOF):
             self.reporter.flush()
             return False
         else:
-            ch.close_all([] if fd is None else [fd])
+            close_fds(fd)
             raise ch.Garbage(f"{kind!r} in {self.mode} mode")
         return True
 
@@ -306,13 +362,14 @@ class Worker:
         (K) if it goes idle, before the caller reports it done."""
         conn, addr = got
         self.parkable, self.give_back = self.screen is not None, False
+        self.listener, self.finished = index, False
         try:
             self.serve(conn, addr, self.locals[index])
-            if self.give_back:
+            if self.give_back and not self.finished:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno())
         finally:
-            self.parkable = self.peeked = False
+            self.parkable = self.peeked = self.finished = False
             conn.close()
 
     def _check_listener(self, index):
@@ -350,11 +407,40 @@ class Retry:
         self.skip = self.backoff
 
 
-def capabilities(revision, screen=False):
+def capabilities(revision, screen=False, offload=False):
     """Return H's capability bits for a master of revision: handoff from 3;
-    screen too if the child screens (see screen_for)."""
+    screen too if the child screens (see screen_for); offload too if the
+    master finishes responses (see offload_for)."""
     caps = ch.HANDOFF if revision >= 3 else 0
-    return caps | ch.SCREEN if screen else caps
+    if screen:
+        caps |= ch.SCREEN
+    if offload and revision >= OFFLOAD_SINCE:
+        caps |= ch.OFFLOAD
+    return caps
+
+
+def offload_for(environ, mode, revision):
+    """Return the most bytes of a response the master finishes (W): its
+    ACTD_OFFLOAD_MAX under ACTD_ACCEPT_FILTER data or http, in dispatch
+    mode, from a master of revision 5 on; else 0 (also for a value that is
+    not a number above 0)."""
+    if environ.get("ACTD_ACCEPT_FILTER", "") not in FILTERS or mode != "dispatch":
+        return 0
+    if revision < OFFLOAD_SINCE:
+        return 0
+    try:
+        return max(0, int(environ.get("ACTD_OFFLOAD_MAX", "0")))
+    except ValueError:
+        return 0
+
+
+def close_fds(fd):
+    """Close what receive_fd brought with a message: None, an fd, or an
+    actd.channel.Unsent."""
+    if isinstance(fd, ch.Unsent):
+        ch.close_all(fd[:2])
+    elif fd is not None:
+        os.close(fd)
 
 
 def screen_for(environ, mode, revision):

@@ -20,6 +20,7 @@ import traceback
 
 from . import exact, fds, http, journal, zygote
 from .connection import Connection
+from .offload import Finisher, offloading
 from .response import FileWrapper, Response
 
 ERROR_BODY = {
@@ -129,15 +130,16 @@ class Server:
     def _respond(self, conn, reader, request, remote, local):
         body = self._body(conn, reader, request)
         environ = self._environ(request, body, remote, local)
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0)
+        finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
+        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher)
         try:
             self._call(environ, response)
         except http.BadRequest as err:  # in the body, read by the application
             if not response.sent:
                 send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
             return False
-        if not response.complete():
-            return False
+        if response.finished() or not response.complete():
+            return False  # the master has the connection, or the body fell short
         return response.keep_alive and (body is None or body.discard(DISCARD_LIMIT))
 
     def _body(self, conn, reader, request):
