@@ -83,59 +83,59 @@ func (r report) issue20Markdown() string {
 // rateTable writes the median requests/s of servers for each load of the
 // comparison, and each pair's ratio (first over second).
 func (r report) rateTable(b *strings.Builder, servers []string, ratios [][2]string) {
-	head := []string{"load"}
+	var head []string
 	for _, s := range servers {
 		head = append(head, label(s))
 	}
 	for _, p := range ratios {
 		head = append(head, label(p[0])+" / "+label(p[1]))
 	}
-	writeHead(b, head)
-	for _, name := range r.issue20LoadsRun() {
-		row := []string{name}
+	r.loadTable(head, func(name string) []string {
+		var row []string
 		for _, s := range servers {
 			row = append(row, r.rateText(s, name))
 		}
 		for _, p := range ratios {
 			row = append(row, times(r.medianRate(p[0], name), r.medianRate(p[1], name)))
 		}
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-	}
-	b.WriteString("\nRequests/s: median of the rounds; ratios of the medians.\n\n")
+		return row
+	}).write(b)
+	b.WriteString("Requests/s: median of the rounds; ratios of the medians.\n\n")
 }
 
 // cpuTable writes the median master CPU per connection (per request for
 // keep-alive) of the actd servers for each load, and for those whose
 // master may hold connections, the share of the run's connections it held.
 func (r report) cpuTable(b *strings.Builder, servers []string) {
-	head := []string{"load"}
+	var head []string
 	for _, s := range servers {
 		head = append(head, label(s)+": master µs")
 	}
-	for _, s := range servers {
-		if countsHeld(s) {
-			head = append(head, label(s)+": held by the master")
-		}
+	held := slices.DeleteFunc(slices.Clone(servers), func(s string) bool { return !countsHeld(s) })
+	for _, s := range held {
+		head = append(head, label(s)+": held by the master")
 	}
-	writeHead(b, head)
-	for _, name := range r.issue20LoadsRun() {
-		row := []string{name}
+	r.loadTable(head, func(name string) []string {
+		var row []string
 		for _, s := range servers {
 			row = append(row, r.masterCPUText(s, name))
 		}
-		for _, s := range servers {
-			if countsHeld(s) {
-				row = append(row, r.heldText(s, name))
-			}
+		for _, s := range held {
+			row = append(row, r.heldText(s, name))
 		}
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
-	}
-	b.WriteString("\nMaster µs: CPU time of actd's master during a run over the connections the kernel accepted (per request for keep-alive), median of the rounds. Held by the master: connections it held from their start (`actd status`, `held in all`) over those accepted, all rounds together; about 0% is the children-first path, 100% the master-first one (– for keep-alive, whose connections open before the run).\n\n")
+		return row
+	}).write(b)
+	b.WriteString("Master µs: CPU time of actd's master during a run over the connections the kernel accepted (per request for keep-alive), median of the rounds. Held by the master: connections it held from their start (`actd status`, `held in all`) over those accepted, all rounds together; about 0% is the children-first path, 100% the master-first one (– for keep-alive, whose connections open before the run).\n\n")
 }
 
-// writeHead writes a table's head row and its rule.
-func writeHead(b *strings.Builder, head []string) {
-	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat("---|", len(head)) + "\n")
+// loadTable is a table with a row per load of the comparison that the run
+// measured: the load's name, then row's cells for it, under head.
+func (r report) loadTable(head []string, row func(load string) []string) mdTable {
+	t := mdTable{head: append([]string{"load"}, head...)}
+	for _, name := range r.issue20LoadsRun() {
+		t.add(append([]string{name}, row(name)...)...)
+	}
+	return t
 }
 
 // rateText is server's median requests/s under a load, or "–".
