@@ -29,6 +29,8 @@ type options struct {
 	preload    bool   // run only the preload comparison (preload.go) and print its table
 	pool       int    // processes per server for the fast loads (poolFor)
 	issue20    bool   // run only issue 20's comparison (issue20.go) and write only its section
+	issue21    bool   // run only issue 21's comparison (issue21.go) and write only its section
+	quick      bool   // -quick: short runs, no docs written
 }
 
 // allServers lists every server the suite knows, in table order.
@@ -67,6 +69,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.preload, "preload", false, "run only the preload comparison (a 50 MB Python app in a pool of 32: actd, gunicorn, uWSGI with and without preload) and print its table")
 	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
 	fs.IntVar(&o.pool, "pool", fastPool.max, "processes per server for the fast loads (a keep-alive load gets at least one per connection)")
+	fs.BoolVar(&o.issue21, "issue21", false, "run only issue 21's comparison (64 slow bodies, then 64 slow readers, beside 8 good clients: actd default and without holding, Apache event, gunicorn, uWSGI) and rewrite only its section of -out")
 	issue20 := fs.Bool("issue20", false, "run only issue 20's comparison (the default pool against exclusive and dispatch, Go and WSGI, pool 4) and rewrite only its section of -out")
 	fs.StringVar(&o.actdBefore, "actd-before", "", "a checkout of another commit: its actd runs as actd-dispatch@before and actd-exclusive@before in the same rounds (writes no docs unless -out or -plot is given)")
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +86,7 @@ func parseOptions(args []string) (options, error) {
 	}
 	o.rampTiming = defaultRampTiming
 	if *quick {
+		o.quick = true
 		o.runs, o.duration, o.warmup, o.slowWarmup = 1, time.Second, time.Second, time.Second
 		o.idle = min(o.idle, 2*time.Second) // shortened, not turned on: -idle 0 and -issue20 skip it
 		o.rampTiming = quickRampTiming

@@ -61,6 +61,9 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		cmd, err := psgiCommand(base, t, s)
 		return cmd, "/", err
 	}
+	if slices.Contains(issue21Servers, base) {
+		return issue21Command(base, t, s)
+	}
 	if slices.Contains(wsgiServers, base) {
 		cmd, err := wsgiCommand(base, t, s)
 		return cmd, "/", err
