@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,5 +132,33 @@ func TestIssue21Markdown(t *testing.T) {
 	}
 	if strings.Contains(text, "| gunicorn sync | 100") {
 		t.Errorf("markdown: gunicorn's failures not counted:\n%s", text)
+	}
+}
+
+// TestIssue21Doc keeps docs/benchmarks.md true to the suite: issue 21's
+// markers are there once each, in order, so -issue21 rewrites its section
+// in place, and the commands it shows parse.
+func TestIssue21Doc(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Skipf("not in the actd repository: %v", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	begin, end := strings.Index(doc, issue21Begin), strings.Index(doc, issue21End)
+	if strings.Count(doc, issue21Begin) != 1 || strings.Count(doc, issue21End) != 1 || begin < 0 || end < begin {
+		t.Errorf("got issue 21 markers at %d and %d (%d and %d of them), want one of each, begin first",
+			begin, end, strings.Count(doc, issue21Begin), strings.Count(doc, issue21End))
+	}
+	for _, args := range [][]string{{"-issue21"}, {"-issue21", "-quick"}} {
+		if !strings.Contains(doc, "go run ./bench "+strings.Join(args, " ")+" ") {
+			t.Errorf("docs/benchmarks.md: got no command %q, want it shown", strings.Join(args, " "))
+		}
+		if _, err := parseOptions(args); err != nil {
+			t.Errorf("%v: got %v, want it to parse", args, err)
+		}
 	}
 }
