@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestIssue21Options(t *testing.T) {
@@ -62,46 +58,32 @@ func TestIssue21Samples(t *testing.T) {
 	}
 }
 
-// echoServer serves POST /echo (the body back) and GET /bytes (n bytes
-// of issue21Byte) on loopback until the test ends, and returns its
-// address.
-func echoServer(t *testing.T, n int) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := make([]byte, n)
+func TestPatternCheck(t *testing.T) {
+	body := make([]byte, 1000)
 	for i := range body {
 		body[i] = issue21Byte(int64(i))
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/echo" {
-			io.Copy(w, r.Body)
-			return
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(n))
-		w.Write(body)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
-}
-
-func TestSlowClients(t *testing.T) {
-	address := echoServer(t, 64<<10)
-	body := bytes.Repeat([]byte("0123456789abcdef"), 1<<10)
-	if err := slowBody(address, body, 64<<10, time.Now().Add(10*time.Second)); err != nil {
-		t.Errorf("slowBody of %d bytes: %v", len(body), err)
+	tests := []struct {
+		name    string
+		write   func(*patternCheck) (int, error)
+		wantErr bool
+	}{
+		{"whole", func(c *patternCheck) (int, error) { return c.Write(body) }, false},
+		{"in pieces", func(c *patternCheck) (int, error) {
+			if _, err := c.Write(body[:300]); err != nil {
+				return 0, err
+			}
+			return c.Write(body[300:])
+		}, false},
+		{"a byte lost", func(c *patternCheck) (int, error) { return c.Write(append(slices.Clone(body[:300]), body[301:]...)) }, true},
+		{"from the middle", func(c *patternCheck) (int, error) { return c.Write(body[1:]) }, true},
 	}
-	n, err := slowRead(address, "/bytes", 256<<10, time.Now().Add(10*time.Second))
-	if err != nil || n != 64<<10 {
-		t.Errorf("slowRead: got %d bytes, %v; want %d, nil", n, err, 64<<10)
-	}
-	// A reader that stops at its end has read about what its rate allows.
-	n, err = slowRead(address, "/bytes", 16<<10, time.Now().Add(time.Second))
-	if err != nil || n == 0 || n >= 64<<10 {
-		t.Errorf("slowRead for 1 s at 16 KiB/s: got %d bytes, %v; want some, not all 64 KiB", n, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tt.write(&patternCheck{}); (err != nil) != tt.wantErr {
+				t.Errorf("got %v, want an error: %v", err, tt.wantErr)
+			}
+		})
 	}
 }
 

@@ -7,16 +7,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/actd/actd/internal/slowclient"
 )
 
 // Issue 21's two cases: 64 slow clients of one kind against each server,
 // and goodConc good clients beside them.
 const (
 	issue21Slow   = 64
-	slowBodyRate  = 8 << 10  // bytes a second a slow body comes at
-	slowReadRate  = 16 << 10 // bytes a second a slow reader takes
-	issue21Sample = 250 * time.Millisecond
-	bodyGrace     = 20 * time.Second // after its last byte, a slow body's answer may take this long
+	slowBodyRate  = 8 << 10                // bytes a second a slow body comes at
+	slowReadRate  = 16 << 10               // bytes a second a slow reader takes
+	issue21Sample = 250 * time.Millisecond // how often the server is looked at
+	bodyGrace     = 20 * time.Second       // after its last byte, a slow body's answer may take this long
 )
 
 // issue21Cases are the cases, in table order.
@@ -107,13 +109,13 @@ func (r *issue21Result) startSlow(address string, timing issue21Timing) *sync.Wa
 				for j := range body {
 					body[j] = byte(i + j*7)
 				}
-				if slowBody(address, body, slowBodyRate, end.Add(bodyGrace)) == nil {
+				if slowclient.Post(address, "/echo", body, slowBodyRate, end.Add(bodyGrace)) == nil {
 					ok.Add(1)
 					moved.Add(int64(len(body)))
 				}
 				return
 			}
-			n, err := slowRead(address, [2]string{"/bytes", "/file"}[i%2], slowReadRate, end)
+			n, err := slowclient.Read(address, [2]string{"/bytes", "/file"}[i%2], &patternCheck{}, slowReadRate, end)
 			moved.Add(n)
 			if err == nil && n >= readerPace(timing) {
 				ok.Add(1)

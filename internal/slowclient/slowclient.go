@@ -1,7 +1,9 @@
 // Package slowclient opens the slow and silent connections that the tests
 // and the benchmark hold against a pool, the clients of issue 13: a slow
 // one sends the start of a request head, then one header byte per period,
-// and never finishes it; a silent one sends nothing.
+// and never finishes it; a silent one sends nothing. It also has issue
+// 21's clients (exchange.go): one whose body comes slowly (Post) and one
+// that takes its answer slowly (Read).
 package slowclient
 
 import (
