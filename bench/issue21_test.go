@@ -39,7 +39,7 @@ func TestIssue21Samples(t *testing.T) {
 		want    poolSample
 		wantErr bool
 	}{
-		{"actd held", actdSample, `{"pool":{"busy":2,"held":{"held":70,"bodies":64,"sending":3}}}`, poolSample{busy: 2, bodies: 64, sending: 3}, false},
+		{"actd held", actdSample, `{"pool":{"busy":2,"held":{"held":70,"bodies":64,"sending":3,"sending_bytes":1024}}}`, poolSample{busy: 2, bodies: 64, sending: 3, spooled: 1024}, false},
 		{"actd no filter", actdSample, `{"pool":{"busy":8}}`, poolSample{busy: 8}, false},
 		{"actd not json", actdSample, `busy 8`, poolSample{}, true},
 		{"uwsgi", uwsgiSample, `{"workers":[{"status":"busy"},{"status":"idle"},{"status":"busy"}]}`, poolSample{busy: 2}, false},

@@ -14,10 +14,11 @@ import (
 
 // poolSample is one look at a server during issue 21's window.
 type poolSample struct {
-	busy    int  // children busy (Apache: worker threads), as the server itself tells where it can
-	known   bool // busy was read
-	bodies  int  // actd: connections held for their body
-	sending int  // actd: responses the master finishes
+	busy    int   // children busy (Apache: worker threads), as the server itself tells where it can
+	known   bool  // busy was read
+	bodies  int   // actd: connections held for their body
+	sending int   // actd: responses the master finishes
+	spooled int64 // actd: the data handed over with them (memfds and files)
 	rss     uint64
 }
 
@@ -89,15 +90,16 @@ func readAll(network, address, request string) ([]byte, error) {
 	return io.ReadAll(c)
 }
 
-// actdSample reads `actd status --json`: busy children, bodies held and
-// responses being finished. It returns an error if doc is not JSON.
+// actdSample reads `actd status --json`: busy children, bodies held,
+// responses being finished and their data. It returns an error if doc is not JSON.
 func actdSample(doc []byte) (poolSample, error) {
 	var st struct {
 		Pool struct {
 			Busy int `json:"busy"`
 			Held *struct {
-				Bodies  int `json:"bodies"`
-				Sending int `json:"sending"`
+				Bodies       int   `json:"bodies"`
+				Sending      int   `json:"sending"`
+				SendingBytes int64 `json:"sending_bytes"`
 			} `json:"held"`
 		} `json:"pool"`
 	}
@@ -106,7 +108,7 @@ func actdSample(doc []byte) (poolSample, error) {
 	}
 	s := poolSample{busy: st.Pool.Busy}
 	if h := st.Pool.Held; h != nil {
-		s.bodies, s.sending = h.Bodies, h.Sending
+		s.bodies, s.sending, s.spooled = h.Bodies, h.Sending, h.SendingBytes
 	}
 	return s, nil
 }
