@@ -92,7 +92,7 @@ func TestIssue21Markdown(t *testing.T) {
 	for i := range good {
 		good[i] = 1
 	}
-	r := issue21Report{timing: issue21Quick, load: "0.5 0.4 0.3", results: []issue21Result{
+	r := issue21Report{timing: issue21Quick, load: [2]string{"0.1 0.2 0.3", "0.5 0.4 0.3"}, results: []issue21Result{
 		{server: "i21-actd", kase: "slow-body", unloaded: good, loaded: good, slowOK: issue21Slow,
 			samples: []poolSample{{known: true, bodies: 64, rss: 10 << 20}, {known: true, busy: 1, bodies: 60, rss: 11 << 20}, {known: true}}},
 		{server: "i21-gunicorn", kase: "slow-body", unloaded: good, loaded: good[:3], failed: 9, samples: []poolSample{{known: true, busy: 8}, {}}},
@@ -106,7 +106,7 @@ func TestIssue21Markdown(t *testing.T) {
 		"| uWSGI router | failed: unexpected EOF |",
 		"| 100% of good requests answered | slow-body | 100 of 100 | yes |",
 		"| no child busy with a slow client (median busy 0) | slow-body | 0 / 1 | yes |",
-		"load average at the end 0.5 0.4 0.3",
+		"load average 0.1 0.2 0.3 at the start, 0.5 0.4 0.3 at the end",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("markdown: no %q in\n%s", want, text)

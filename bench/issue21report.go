@@ -21,7 +21,7 @@ type issue21Report struct {
 	timing  issue21Timing
 	facts   []fact
 	elapsed time.Duration
-	load    string // /proc/loadavg at the end
+	load    [2]string // /proc/loadavg at the start and at the end: the machine is shared
 }
 
 // write prints the section and, if out is set, puts it between its
@@ -45,8 +45,8 @@ func (r issue21Report) markdown() string {
 	var b strings.Builder
 	b.WriteString(issue21Begin + "\n\n")
 	facts := report{facts: r.facts}
-	fmt.Fprintf(&b, "Command: `go run ./bench -issue21` (commit %s, %s, %s CPUs, load average at the end %s). The whole run took %s.\n\n",
-		facts.factValue("commit"), facts.factValue("date"), facts.factValue("nproc"), r.load, r.elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./bench -issue21` (commit %s, %s, %s CPUs, shared: load average %s at the start, %s at the end). The whole run took %s.\n\n",
+		facts.factValue("commit"), facts.factValue("date"), facts.factValue("nproc"), r.load[0], r.load[1], r.elapsed.Round(time.Second))
 	servers := mdTable{head: []string{"server", "how it runs"}}
 	for _, s := range issue21Servers {
 		servers.add(issue21Labels[s], issue21How[s])

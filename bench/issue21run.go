@@ -42,7 +42,7 @@ type issue21Result struct {
 // runIssue21 measures every server of the comparison under each case, one
 // after the other, and writes its section into o.out (or prints it).
 func runIssue21(ctx context.Context, o options, t *tools, root string) error {
-	started := time.Now()
+	started, startLoad := time.Now(), loadAverage()
 	timing := issue21Full
 	if o.quick {
 		timing = issue21Quick
@@ -59,7 +59,7 @@ func runIssue21(ctx context.Context, o options, t *tools, root string) error {
 			fmt.Fprintln(os.Stderr, "  "+r.summary())
 		}
 	}
-	rep := issue21Report{results: results, timing: timing, facts: machineFacts(root, ""), elapsed: time.Since(started), load: loadAverage()}
+	rep := issue21Report{results: results, timing: timing, facts: machineFacts(root, ""), elapsed: time.Since(started), load: [2]string{startLoad, loadAverage()}}
 	return rep.write(o.out)
 }
 
