@@ -116,7 +116,8 @@
 // backoff), quiet.go (a quiet pool's distant ticks), call.go (running a
 // function on the loop), cloexec.go (what the master inherited stays out
 // of children), orphans.go (reaping exited processes no slot owns),
-// zygote.go (preload), memory.go, usage.go and oom.go (children's memory:
+// launcher.go (how a child starts and goes: exec, or a zygote's fork),
+// zygote.go and forks.go (preload: zygotes, their fork orders), memory.go, usage.go and oom.go (children's memory:
 // limits, readings, OOM kills), cgroup.go (per-child groups). Every file
 // is named here (TestDocFiles).
 package prefork

@@ -22,7 +22,7 @@ import (
 
 // kindOffload marks a finishing connection's events in the loop's set; the
 // index is its entry in the sender's table.
-const kindOffload kind = kindZygoteExit + 1
+const kindOffload kind = kindLauncherExit + 1
 
 // sendChunk bounds one sendfile, so one fast client does not hold the loop.
 const sendChunk = 1 << 20

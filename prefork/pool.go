@@ -52,7 +52,7 @@ type Pool struct {
 	abandoned       *Abandoned // the last generation abandoned, for snapshots
 	stop            *stopping  // nil until Run's context is done
 	mem             memory     // control groups and OOM counter (memory.go)
-	pre             preload    // zygotes, under Config.Preload (zygote.go)
+	launcher        launcher   // how children start and go (launcher.go)
 	store           Store      // where held connections outlive the master (store.go)
 	takenBack       []Stored   // taken back from the store, held at Run's start
 
@@ -99,6 +99,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	}
 	p.env = childEnv(cfg, p.listeners)
 	p.mem = newMemory(cfg, log)
+	p.launcher = newLauncher(p, nil)
 	return p, nil
 }
 
@@ -143,7 +144,7 @@ func (p *Pool) Run(ctx context.Context) error {
 			p.killAll("master loop failed")
 			return err
 		}
-		if p.stop != nil && p.liveCount() == 0 && len(p.pre.all) == 0 && p.mode.holdCounts().sends == 0 {
+		if p.stop != nil && p.liveCount() == 0 && !p.launcher.running() && p.mode.holdCounts().sends == 0 {
 			return nil
 		}
 	}
@@ -258,10 +259,8 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.mode.heldEvent(index, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
 	case kindOffload:
 		p.mode.sendEvent(index)
-	case kindZygote:
-		p.zygoteMessage(index)
-	case kindZygoteExit:
-		p.reapZygote(index)
+	case kindLauncher, kindLauncherExit:
+		p.launcher.event(kind(ev.Fd), index)
 	}
 }
 

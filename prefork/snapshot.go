@@ -171,7 +171,7 @@ func (p *Pool) snapshot() Snapshot {
 		}
 	}
 	s.Held = p.mode.heldInfo(now)
-	s.Zygote = p.zygoteInfo()
+	s.Zygote = p.launcher.info()
 	s.Abandoned = p.abandoned
 	return s
 }
