@@ -117,7 +117,8 @@
 // function on the loop), cloexec.go (what the master inherited stays out
 // of children), orphans.go (reaping exited processes no slot owns),
 // launcher.go (how a child starts and goes: exec, or a zygote's fork),
-// zygote.go and forks.go (preload: zygotes, their fork orders), memory.go, usage.go and oom.go (children's memory:
-// limits, readings, OOM kills), cgroup.go (per-child groups). Every file
-// is named here (TestDocFiles).
+// zygote.go and forks.go (preload: zygotes, their fork orders),
+// memory.go, trend.go, usage.go, oom.go and cgroup.go (the memory type:
+// readings, growth per connection, limits, OOM kills, per-child groups).
+// Every file is named here (TestDocFiles).
 package prefork

@@ -96,12 +96,7 @@ func (zs *zygotes) hello(s *slot, pid int) error {
 	if err := p.poll.add(fd, eventIn, kindPidfd, s.num); err != nil {
 		p.log.Error("watch child", "slot", s.num, "err", err)
 	}
-	if g := p.childGroup(s.num); g >= 0 {
-		unix.Close(g)
-		if err := p.mem.tree.Move(s.num, pid); err != nil {
-			p.log.Warn("child cgroup", "slot", s.num, "pid", pid, "err", err)
-		}
-	}
+	p.mem.moveInto(s.num, pid)
 	p.log.Debug("forked child said hello", "slot", s.num, "pid", pid)
 	return nil
 }

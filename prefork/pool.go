@@ -98,7 +98,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		p.listeners = append(p.listeners, ln)
 	}
 	p.env = childEnv(cfg, p.listeners)
-	p.mem = newMemory(cfg, log)
+	p.mem = newMemory(&p.cfg, log)
 	p.launcher = newLauncher(p, nil)
 	return p, nil
 }

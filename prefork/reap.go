@@ -116,10 +116,13 @@ func (p *Pool) readRest(s *slot) {
 func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 	exit := exitText(ws, err)
 	age := p.now.Sub(s.started).Round(time.Millisecond)
-	by := p.killedBy(s, ws)
+	by := p.mem.killedBy(s, ws)
+	if by == killedByOOM {
+		p.stats.OOMKilled++
+	}
 	if s.fate == draining || s.fate == killed && s.reason == "stop" {
 		if by != notKilled {
-			p.logKill(s, by, exit, age)
+			p.mem.logKill(s, by, exit, age)
 		}
 		p.log.Debug("child exited", "event", "exit", "slot", s.num, "pid", s.pid, "exit", exit)
 		return false
@@ -127,7 +130,7 @@ func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 	p.stats.Respawned++
 	p.replace++
 	if by != notKilled {
-		p.logKill(s, by, exit, age)
+		p.mem.logKill(s, by, exit, age)
 		if s.served > 0 {
 			return true
 		}
