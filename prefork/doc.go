@@ -114,7 +114,7 @@
 // budget.go (the fds the master may spend on held connections),
 // bodies.go (request bodies held until they are in), backoff.go (crash
 // backoff), quiet.go (a quiet pool's distant ticks), call.go (running a
-// function on the loop), cloexec.go (what the master inherited stays out
+// function on the loop: the inbox), cloexec.go (what the master inherited stays out
 // of children), orphans.go (reaping exited processes no slot owns),
 // launcher.go (how a child starts and goes: exec, or a zygote's fork),
 // zygote.go and forks.go (preload: zygotes, their fork orders),

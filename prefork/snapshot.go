@@ -138,7 +138,7 @@ const unhealthyPingFails = 2
 // done (a wedged master).
 func (p *Pool) Snapshot(ctx context.Context) (Snapshot, error) {
 	snap := make(chan Snapshot, 1)
-	if err := p.callCtx(ctx, func() { snap <- p.snapshot() }); err != nil {
+	if err := p.inbox.call(ctx, func() { snap <- p.snapshot() }); err != nil {
 		return Snapshot{}, err
 	}
 	return <-snap, nil
