@@ -81,9 +81,11 @@ func imports(t *testing.T, dir string) []string {
 
 // exportBudget is the most identifiers prefork may export (issue 12): the
 // pool's API, not the wire protocol (package protocol) and not what only
-// its tests need. 27: issue 22's store seam (Store, Stored, Pool.UseStore)
-// added two types and a method.
-const exportBudget = 27
+// its tests need. Issue 22's store seam (Store, Stored, Pool.UseStore)
+// added two types and a method; issue 23 took it back to 25 by leaving
+// unexported the snapshot's line types no client names (listenerInfo,
+// zygoteInfo).
+const exportBudget = 25
 
 // TestExportBudget counts prefork's exported consts, vars, funcs and types,
 // and the exported methods of its exported types, against exportBudget.

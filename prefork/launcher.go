@@ -35,7 +35,7 @@ type launcher interface {
 	// Run does not return before they are gone.
 	running() bool
 	// info returns the launcher's line of a snapshot, or nil.
-	info() *ZygoteInfo
+	info() *zygoteInfo
 }
 
 // kindLauncher marks the back-channel of a process the launcher owns (a
@@ -81,4 +81,4 @@ func (execLauncher) tick()                  {}
 func (execLauncher) stop(bool, string)      {}
 func (execLauncher) settled() bool          { return true }
 func (execLauncher) running() bool          { return false }
-func (execLauncher) info() *ZygoteInfo      { return nil }
+func (execLauncher) info() *zygoteInfo      { return nil }

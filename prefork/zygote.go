@@ -344,8 +344,10 @@ func (zs *zygotes) settled() bool {
 // running reports whether a zygote is not reaped yet.
 func (zs *zygotes) running() bool { return len(zs.all) > 0 }
 
-// ZygoteInfo is the current generation's zygote, for a snapshot.
-type ZygoteInfo struct {
+// zygoteInfo is the current generation's zygote, Snapshot.Zygote. Clients
+// read its fields; none names the type, so it is not exported
+// (TestExportBudget).
+type zygoteInfo struct {
 	PID        int       `json:"pid"`
 	Generation int       `json:"generation"`
 	State      string    `json:"state"` // starting, ready, ending, or none (between two)
@@ -358,12 +360,12 @@ type ZygoteInfo struct {
 }
 
 // info returns the zygote line of a snapshot, or nil without preload.
-func (zs *zygotes) info() *ZygoteInfo {
+func (zs *zygotes) info() *zygoteInfo {
 	p := zs.p
 	if !p.cfg.Preload && zs.current == nil {
 		return nil
 	}
-	in := &ZygoteInfo{State: "none", Generation: p.gen, Forked: zs.forks, Restarts: zs.restarts}
+	in := &zygoteInfo{State: "none", Generation: p.gen, Forked: zs.forks, Restarts: zs.restarts}
 	if z := zs.current; z != nil {
 		in.PID, in.Generation, in.State, in.Since, in.Forks = z.pid, z.gen, z.state.String(), z.started, z.forks
 		if u, err := readUsage(z.pid); err == nil { // 20 µs, once a snapshot
