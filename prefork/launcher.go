@@ -38,14 +38,6 @@ type launcher interface {
 	info() *zygoteInfo
 }
 
-// kindLauncher marks the back-channel of a process the launcher owns (a
-// zygote), kindLauncherExit its pidfd, in the loop's set; the index is the
-// launcher's.
-const (
-	kindLauncher     kind = kindHeld + 1
-	kindLauncherExit kind = kindHeld + 2
-)
-
 // newLauncher returns how the children of p's current config come into
 // being: was if it forks (it exec's too, while it has no zygote or
 // without Preload), else the one the config asks for.
