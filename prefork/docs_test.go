@@ -188,3 +188,41 @@ func TestDocFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestEpollKindsDocumented: docs/architecture.md's table of the loop's epoll
+// set names every kind of poller.go's block, and no other.
+func TestEpollKindsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "poller.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			for _, spec := range g.Specs {
+				for _, id := range spec.(*ast.ValueSpec).Names {
+					if strings.HasPrefix(id.Name, "kind") {
+						kinds = append(kinds, id.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		t.Fatal("no kind constants in poller.go")
+	}
+	documented := regexp.MustCompile("(?m)^\\|[^|\\n]*\\| `(kind\\w+)` \\|").FindAllSubmatch(doc, -1)
+	var got []string
+	for _, m := range documented {
+		got = append(got, string(m[1]))
+	}
+	slices.Sort(kinds)
+	slices.Sort(got)
+	if !slices.Equal(got, kinds) {
+		t.Errorf("docs/architecture.md's epoll table names %v, want poller.go's kinds %v", got, kinds)
+	}
+}
