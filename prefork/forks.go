@@ -35,12 +35,16 @@ func (zs *zygotes) launch(num int) (child, error) {
 	if z.state == zygoteReady {
 		zs.sendForks(z)
 	}
-	return child{pidfd: -1, ch: master, forked: true}, nil
+	if zs.unborn == nil {
+		zs.unborn = make(map[int]bool)
+	}
+	zs.unborn[num] = true
+	return child{pidfd: -1, ch: master}, nil
 }
 
 // started logs a fork order; an exec'd child is the exec launcher's.
 func (zs *zygotes) started(s *slot) {
-	if !s.forked {
+	if !zs.unborn[s.num] {
 		zs.exec.started(s)
 		return
 	}
@@ -84,7 +88,7 @@ func (zs *zygotes) dropPending(num int) {
 // hello changes nothing. It returns an error if no such process can be
 // opened (gone already).
 func (zs *zygotes) hello(s *slot, pid int) error {
-	if !s.unborn() {
+	if !zs.unborn[s.num] {
 		return nil
 	}
 	p := zs.p
@@ -93,6 +97,7 @@ func (zs *zygotes) hello(s *slot, pid int) error {
 		return fmt.Errorf("%w: hello from a forked child with pid %d: pidfd_open: %v", protocol.ErrGarbage, pid, err)
 	}
 	s.pid, s.pidfd = pid, fd
+	delete(zs.unborn, s.num)
 	if err := p.poll.add(fd, eventIn, kindPidfd, s.num); err != nil {
 		p.log.Error("watch child", "slot", s.num, "err", err)
 	}
@@ -105,9 +110,10 @@ func (zs *zygotes) hello(s *slot, pid int) error {
 // nothing to reap. A child forked after all reads EOF, exits, and is
 // reaped as an orphan (reapOrphans).
 func (zs *zygotes) closed(s *slot) {
-	if !s.unborn() {
+	if !zs.unborn[s.num] {
 		return
 	}
+	delete(zs.unborn, s.num)
 	p := zs.p
 	zs.dropPending(s.num)
 	switch {
@@ -134,7 +140,7 @@ func (zs *zygotes) forget(z *zygote) {
 	zs.current = nil
 	released := 0
 	for _, f := range append([]pendingFork(nil), zs.pending...) {
-		if s := p.slots[f.num]; s.live() && s.unborn() {
+		if s := p.slots[f.num]; s.live() && zs.unborn[f.num] {
 			s.reason = zygoteGone
 			p.closeChannel(s) // releases it
 			released += boolInt(f.gen == p.gen)
@@ -147,10 +153,6 @@ func (zs *zygotes) forget(z *zygote) {
 	p.replace = max(p.replace, released)
 	p.changedState()
 }
-
-// unborn reports whether s is a forked child the master has not heard
-// from: no PID known, nothing to reap.
-func (s *slot) unborn() bool { return s.forked && s.pidfd < 0 }
 
 func boolInt(b bool) int {
 	if b {

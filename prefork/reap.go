@@ -24,7 +24,7 @@ func (p *Pool) start() bool {
 		return false
 	}
 	p.backoff.spawned(p.now)
-	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen, forked: c.forked,
+	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
 		started: p.now, heard: p.now, limit: p.jitteredLimit()}
 	p.slots[num] = s
 	p.move(s, evSpawn)

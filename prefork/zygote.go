@@ -72,6 +72,7 @@ type zygotes struct {
 	all       map[int]*zygote // not yet reaped, by id
 	nextID    int
 	pending   []pendingFork
+	unborn    map[int]bool // slots forked, no hello yet: no PID known, nothing to reap (forks.go)
 	backoff   backoff
 	subreaper bool // PR_SET_CHILD_SUBREAPER is set
 	forks     uint64
