@@ -200,7 +200,7 @@ func (c *Config) validateWorker() error {
 	case c.LogFormat != "auto" && c.LogFormat != "text" && c.LogFormat != "journal":
 		return &Error{Key: "log-format", Err: fmt.Errorf("%q: must be auto, text or journal", c.LogFormat)}
 	case len(c.Worker) == 0 && c.Pool.Mode == protocol.Shared && len(c.Exec) > 0:
-		return &Error{Key: "exec", Err: errors.New("needs accept mode dispatch or exclusive")}
+		return &Error{Key: "exec", Err: errors.New("needs accept mode " + protocol.ModeNames(protocol.Mode.SpeaksProtocol))}
 	case len(c.Worker) == 0 && c.Pool.Mode == protocol.Shared:
 		return &Error{Key: "accept", Err: errors.New("shared mode needs a worker COMMAND")}
 	case len(c.Worker) == 0 && c.Pool.Preload:

@@ -60,7 +60,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.StringVar(&c.File, "config", "", "read settings from `FILE` (key = value lines)")
 	fs.Var(listFlag{&c.Listen}, "listen", "listen on `[NAME=]ADDR` (NAME=: the socket's LISTEN_FDNAMES name; ADDR: host:port, [v6]:port, unix:/path) when systemd passes no socket; repeatable")
 	fs.Var(modeValue{&c.SocketMode}, "socket-mode", "permission bits `MODE` of every --listen unix: socket file, in octal: 0660 lets its group connect (default: the umask's; under systemd: the socket unit's SocketMode=)")
-	fs.StringVar(&v.accept, "accept", v.accept, "`MODE` is who accepts: dispatch, exclusive or shared")
+	fs.StringVar(&v.accept, "accept", v.accept, "`MODE` is who accepts: "+protocol.ModeNames(nil))
 	fs.StringVar(&v.exec, "exec", "", "inetd style: run `COMMAND` per connection, the connection as stdin/stdout")
 	fs.StringVar(&c.Handler, "handler", c.Handler, "`NAME` of the built-in handler run without COMMAND or --exec: http")
 	durationVar(&c.HandlerDelay, "handler-delay", 0, "built-in handler waits `D` per request")

@@ -72,14 +72,11 @@ func (p *Pool) abandon(err error) {
 	p.abandoned, p.prev = a, nil
 	p.log.Error("reload: the new generation cannot serve, the old one serves on", "event", "reload",
 		"generation", gen, "serving", prev.gen, "err", err)
-	replace := p.replace // forget counts the forks it releases: not to be replaced
-	if z := p.pre.current; z != nil && z.gen == gen {
-		p.retireZygote(z) // killed if it does not exit within PingTimeout (tickZygotes)
-	}
+	replace := p.replace    // forget counts the forks it releases: not to be replaced
+	p.launcher.abandon(gen) // its zygote, if any, drains; tick starts one for the generation served on
 	p.retireGen(gen, "generation abandoned")
 	p.replace = replace
 	p.gen, p.cfg, p.program, p.env, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.backoff
-	p.pre.backoff = backoff{} // the old generation's zygote, if any, was told to exit: tickZygotes starts one
 	p.ready.close(p)
 	p.keepTicking()
 	p.changedState()

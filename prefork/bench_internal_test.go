@@ -18,6 +18,8 @@ func benchPool(n int, mode protocol.Mode) *Pool {
 	p.cfg.MaxChildren = max(n, 1)
 	p.mode, _ = newMode(p, mode)
 	p.table = p.mode.table()
+	p.launcher = newLauncher(p, nil)
+	p.mem = memory{cfg: &p.cfg, log: p.log}
 	for i := range n {
 		s := &slot{num: i, pidfd: -1, ch: -1, helloAt: p.now, state: idle, since: p.now}
 		p.slots = append(p.slots, s)

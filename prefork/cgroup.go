@@ -55,40 +55,60 @@ func arrange(g cgroup.Groups, cfg Config, log *slog.Logger) *cgroup.Tree {
 // Without per-child groups it is plain ForkExec. It returns the child's PID
 // or ForkExec's error.
 func (p *Pool) forkInto(num int, attr *syscall.ProcAttr) (int, error) {
-	fd := p.childGroup(num)
+	return p.mem.forkInto(num, p.program, attr)
+}
+
+// forkInto is Pool.forkInto: prog started with attr in slot num's group.
+func (m *memory) forkInto(num int, prog Program, attr *syscall.ProcAttr) (int, error) {
+	fd := m.leaf(num)
 	if fd < 0 {
-		return syscall.ForkExec(p.program.Path, p.program.Args, attr)
+		return syscall.ForkExec(prog.Path, prog.Args, attr)
 	}
 	defer unix.Close(fd)
-	if !p.mem.noClone3 {
+	if !m.noClone3 {
 		attr.Sys.UseCgroupFD, attr.Sys.CgroupFD = true, fd
-		pid, err := syscall.ForkExec(p.program.Path, p.program.Args, attr)
+		pid, err := syscall.ForkExec(prog.Path, prog.Args, attr)
 		attr.Sys.UseCgroupFD = false
 		if !errors.Is(err, syscall.ENOSYS) {
 			return pid, err
 		}
-		p.mem.noClone3 = true
-		p.log.Info("clone3 refused (a seccomp filter): children are moved into their cgroup just after their start")
+		m.noClone3 = true
+		m.log.Info("clone3 refused (a seccomp filter): children are moved into their cgroup just after their start")
 	}
-	pid, err := syscall.ForkExec(p.program.Path, p.program.Args, attr)
+	pid, err := syscall.ForkExec(prog.Path, prog.Args, attr)
 	if err == nil {
-		if err := p.mem.tree.Move(num, pid); err != nil {
-			p.log.Warn("child cgroup", "slot", num, "pid", pid, "err", err)
-		}
+		m.move(num, pid)
 	}
 	return pid, err
 }
 
-// childGroup returns an open fd of slot num's group for spawn, or -1 when
-// children share the unit's group (or the leaf cannot be made: logged, and
-// the child starts in the master's group instead).
-func (p *Pool) childGroup(num int) int {
-	if p.mem.tree == nil || num < 0 {
+// moveInto moves pid into slot num's group, where it has one: a forked
+// child, born in its zygote's group (forks.go).
+func (m *memory) moveInto(num, pid int) {
+	if g := m.leaf(num); g >= 0 {
+		unix.Close(g)
+		m.move(num, pid)
+	}
+}
+
+// move moves pid into slot num's group, and logs a failure: the child
+// runs on in the master's group.
+func (m *memory) move(num, pid int) {
+	if err := m.tree.Move(num, pid); err != nil {
+		m.log.Warn("child cgroup", "slot", num, "pid", pid, "err", err)
+	}
+}
+
+// leaf returns an open fd of slot num's group for a child's start, or -1
+// when children share the unit's group (or the leaf cannot be made:
+// logged, and the child starts in the master's group instead).
+func (m *memory) leaf(num int) int {
+	if m.tree == nil || num < 0 {
 		return -1 // num -1: a zygote stays in the master's leaf (zygote.go)
 	}
-	fd, err := p.mem.tree.Leaf(num, childLimits(p.cfg))
+	fd, err := m.tree.Leaf(num, childLimits(*m.cfg))
 	if err != nil {
-		p.log.Warn("child cgroup", "slot", num, "err", err)
+		m.log.Warn("child cgroup", "slot", num, "err", err)
 		return -1
 	}
 	return fd

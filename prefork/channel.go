@@ -98,10 +98,8 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 	switch ev {
 	case evHello:
 		s.caps, s.helloAt = protocol.Caps(m.Listener), p.now
-		if s.unborn() {
-			if err := p.adopt(s, int(m.Value)); err != nil { // zygote.go
-				return err
-			}
+		if err := p.launcher.hello(s, int(m.Value)); err != nil {
+			return err
 		}
 	case evPong:
 		p.onPong(s, m.Value)
@@ -266,7 +264,5 @@ func (p *Pool) closeChannel(s *slot) {
 	if s.fate == living {
 		s.deadline = p.now.Add(p.cfg.PingTimeout) // it should exit now
 	}
-	if s.unborn() {
-		p.release(s) // forked, gone before its hello: nothing to reap (zygote.go)
-	}
+	p.launcher.closed(s)
 }

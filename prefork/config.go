@@ -115,7 +115,7 @@ func (c Config) Validate() error {
 		value   any
 		allowed string
 	}{
-		{c.Mode >= protocol.Dispatch && c.Mode <= protocol.Shared, "accept", c.Mode, "dispatch, exclusive or shared"},
+		{c.Mode.Valid(), "accept", c.Mode, protocol.ModeNames(nil)},
 		{c.MaxChildren >= 1 && c.MaxChildren <= maxSlots, "max-children", c.MaxChildren, fmt.Sprintf("between 1 and %d", maxSlots)},
 		{c.MinChildren >= 0 && c.MinChildren <= c.MaxChildren, "min-children", c.MinChildren, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},
 		{c.MinSpare >= 0 && c.MinSpare <= c.MaxChildren, "min-spare", c.MinSpare, fmt.Sprintf("between 0 and --max-children (%d)", c.MaxChildren)},

@@ -123,7 +123,7 @@ func (d *dispatchMode) dispatch(l *listener) {
 		// accepting after its connection, if it has the room for a batch
 		// (--max-conn-per-child, --max-child-memory).
 		keep := pending-l.orders > p.idle.len() && p.slots[n].roomFor(protocol.KeepAcceptingBatch) &&
-			p.memoryRoom(p.slots[n], protocol.KeepAcceptingBatch)
+			p.mem.room(p.slots[n], protocol.KeepAcceptingBatch)
 		d.order(p.slots[n], l, keep)
 	}
 	d.arm(l, l.edge) // an edge-triggered listener is watched again after overload

@@ -7,7 +7,8 @@
 // Processes, fds and messages:
 //
 //	                master (Run: one goroutine, parked in the netpoller)
-//	epoll: listeners · back-channels (nested set) · pidfds · wake eventfd
+//	epoll: every kind of poller.go: listeners · back-channels (nested set)
+//	       · pidfds · wake eventfd · timerfd · held connections · zygotes · responses
 //	  │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
 //	  ▼
 //	child in slot k: fd 0 /dev/null, 1-2 the master's stdout/stderr,
@@ -84,39 +85,49 @@
 // grows and shrinks from counts alone (Apache prefork's algorithm, reacting
 // to the accept queue), due (deadlines.go) what a slot's deadlines ask of a
 // tick (a ping, SIGQUIT, SIGKILL) from the slot and the time alone; the loop
-// carries decisions out once per tick. Children are started with fork+exec
-// of Config.Program (normally /proc/self/exe and a hidden subcommand) and a
-// pidfd, reaped when the pidfd is readable, and signalled
+// carries decisions out once per tick. How a child comes into being and
+// goes is the launcher's (launcher.go): execLauncher starts Config.Program
+// (normally /proc/self/exe and a hidden subcommand) by fork+exec with a
+// pidfd; under Config.Preload the zygotes launcher has a zygote fork it.
+// Either way the child is reaped when its pidfd is readable, and signalled
 // through it, so a recycled PID is never hit. A child that dies young, or
 // that the master kills before it served a connection, counts as a start
 // failure: the worker is restarted with exponential backoff. One that sends
 // garbage, misses a ping, an order or --busy-timeout is killed and replaced.
 //
-// Files: pool.go (Pool, Run, the loop), machine.go (slot states), mode.go,
-// dispatch.go, handoff.go, exclusive.go, shared.go (the accept modes),
-// screen.go (children that accept by themselves under a filter),
-// register.go (the slot order in which children that accept by themselves
-// register their listeners: exclusive mode and screen.go),
-// filter.go and hold.go (accept filters: TCP_DEFER_ACCEPT, held
-// connections), shed.go (held connections timed out or shed for room),
-// offload.go and finish.go (responses children hand the
-// master to finish), store.go (held connections kept outside the master),
-// channel.go
-// (messages from children), tick.go (the periodic work, in order),
-// deadlines.go (due, and applying it), pings.go (which idle children a tick
-// pings), scale.go (carrying out decide, scaler.go), queues.go (accept-queue
-// depths, the scaler's demand, the stuck check), reap.go
-// (start, reap, retire, kill), leftovers.go (what a reaped child left in its
-// cgroup), generation.go (start, ready, reload and hand-over),
-// abandon.go (a reload the new worker cannot serve), lifecycle.go (stop), scaler.go,
-// idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
-// poller.go, raw.go, reports.go; config.go (Config and its checks),
-// budget.go (the fds the master may spend on held connections),
-// bodies.go (request bodies held until they are in), backoff.go (crash
-// backoff), quiet.go (a quiet pool's distant ticks), call.go (running a
-// function on the loop), cloexec.go (what the master inherited stays out
-// of children), orphans.go (reaping exited processes no slot owns),
-// zygote.go (preload), memory.go, usage.go and oom.go (children's memory:
-// limits, readings, OOM kills), cgroup.go (per-child groups). Every file
-// is named here (TestDocFiles).
+// Files, by concern (TestDocFiles checks that every file is named):
+//
+//   - The loop: pool.go (Pool, New, Run, a turn, handle: who takes each
+//     epoll kind), poller.go (the epoll set, every kind in one block),
+//     raw.go (raw system calls), call.go (the inbox: other goroutines'
+//     calls), tick.go (the periodic work, in order), quiet.go (a quiet
+//     pool's distant ticks), lifecycle.go (stop), snapshot.go (Snapshot,
+//     Healthy).
+//   - Slots: slot.go, machine.go (the state machine and its tables),
+//     idleset.go, channel.go (messages from children), reports.go (the
+//     back-channels' nested set), reap.go (start, reap, free, retire,
+//     kill), deadlines.go (due, and applying it), pings.go, leftovers.go
+//     (what a reaped child left in its cgroup).
+//   - Starting children: launcher.go (the launcher interface, exec),
+//     spawn.go (fork+exec, the fd layout and environment), zygote.go and
+//     forks.go (preload: zygotes, their fork orders), orphans.go (what the
+//     subreaper reaps), backoff.go (crash backoff), cloexec.go (what the
+//     master inherited stays out of children).
+//   - Generations: generation.go (start, ready, reload, hand-over),
+//     abandon.go (a reload the new worker cannot serve).
+//   - Scaling: scaler.go (decide, pure), scale.go (carrying it out),
+//     queues.go (accept-queue depths, demand, the stuck check),
+//     sockdiag.go, listener.go.
+//   - Accept modes, behind acceptMode: mode.go, dispatch.go, handoff.go,
+//     exclusive.go, shared.go; register.go (the slot order of children
+//     that accept by themselves), screen.go (children that screen under a
+//     filter).
+//   - Held connections (accept filters): filter.go, hold.go, shed.go,
+//     bodies.go (request bodies held until they are in), budget.go (the
+//     fds they may take), store.go (kept outside the master), offload.go
+//     and finish.go (responses children hand the master to finish).
+//   - Memory, one type: memory.go, trend.go (growth per connection),
+//     usage.go (/proc readings), oom.go (OOM kills), cgroup.go
+//     (per-child groups).
+//   - config.go (Config and its checks).
 package prefork

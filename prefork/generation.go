@@ -115,7 +115,8 @@ func (p *Pool) startGeneration() {
 	p.gen = p.issued
 	p.ramp = 1
 	p.backoff = backoff{}
-	p.renewZygote() // zygote.go, under Preload
+	p.launcher = newLauncher(p, p.launcher) // a reload may turn Preload on
+	p.launcher.renew()
 	p.ready = &readiness{gen: p.gen, want: p.cfg.StartChildren, reload: p.prev != nil,
 		deadline: p.now.Add(p.cfg.StartTimeout), ch: make(chan struct{})}
 	for range p.cfg.StartChildren {

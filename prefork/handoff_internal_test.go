@@ -29,6 +29,8 @@ func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.
 		t.Fatalf("filter %v in dispatch mode: got %T, want a handoffMode", f, p.mode)
 	}
 	p.table = p.mode.table()
+	p.launcher = newLauncher(p, nil)
+	p.mem = memory{cfg: &p.cfg, log: p.log}
 	for i := range n {
 		s := &slot{num: i, pidfd: -1, ch: -1, helloAt: p.now, state: idle, since: p.now, caps: protocol.CapHandoff}
 		p.slots = append(p.slots, s)

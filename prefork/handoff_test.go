@@ -405,7 +405,7 @@ func TestStopAnswersHeld(t *testing.T) {
 	eventually(t, "both children busy", func() bool { return snapshot(t, p).Busy == 2 })
 
 	p.cancel()
-	time.Sleep(100 * time.Millisecond) // the stop has begun
+	eventually(t, "the stop has begun", func() bool { return snapshot(t, p).Stopping })
 	partial.Write([]byte("\r\n"))
 	if body, err := readAnswer(partialReader); err != nil || !strings.HasSuffix(body, " /partial\n") {
 		t.Errorf("request finished after the stop: %q, %v; want its answer", body, err)

@@ -18,10 +18,6 @@ import (
 // queues say which connection to shed when the master may hold no more:
 // the oldest fresh one that is not ready, else the oldest parked one.
 
-// kindHeld marks a held connection's events in the loop's set; the index is
-// its entry in the holder's table.
-const kindHeld kind = kindReports + 1
-
 // heldConn is one held connection.
 type heldConn struct {
 	fd       int // -1: a free entry

@@ -20,7 +20,7 @@ type stopping struct {
 func (p *Pool) beginStop() {
 	p.stop = &stopping{deadline: p.now.Add(p.cfg.GracefulTimeout)}
 	p.mode.stop()
-	p.stopZygotes(false, "stop")
+	p.launcher.stop(false, "stop")
 	if held := p.mode.holdCounts().held; held > 0 {
 		p.log.Info("stopping: handing held connections to children first", "event", "stop", "held", held)
 	}
@@ -59,7 +59,7 @@ func (p *Pool) checkStop() {
 }
 
 func (p *Pool) killAll(why string) {
-	p.stopZygotes(true, why)
+	p.launcher.stop(true, why)
 	for _, s := range p.slots {
 		if s.live() && s.fate != killed {
 			p.kill(s, "stop", why)

@@ -3,6 +3,8 @@ package prefork
 import (
 	"testing"
 	"time"
+
+	"github.com/actd/actd/protocol"
 )
 
 // TestTrendNext: the growth per connection comes from two readings at
@@ -61,10 +63,11 @@ func TestMemoryDue(t *testing.T) {
 		{"no growth", 40 * mb, living, 60, usage{memory: 39 * mb, at: fresh, trend: trend{base: 39 * mb, served: 5, rated: true}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Pool{cfg: DefaultConfig(), now: now}
-			p.cfg.MaxChildMemory = tc.limit
+			cfg := DefaultConfig()
+			cfg.MaxChildMemory = tc.limit
+			m := memory{cfg: &cfg}
 			s := &slot{state: idle, fate: tc.fate, served: tc.served, usage: tc.u}
-			if got := p.memoryDue(s); got != tc.want {
+			if got := m.due(s, now); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
@@ -89,10 +92,45 @@ func TestMemoryRoom(t *testing.T) {
 		{"batch does not fit", 100 * mb, usage{memory: 20 * mb, trend: trend{base: 20 * mb, served: 5, growth: 4 * mb, rated: true}}, 32, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Pool{cfg: DefaultConfig()}
-			p.cfg.MaxChildMemory = tc.limit
+			cfg := DefaultConfig()
+			cfg.MaxChildMemory = tc.limit
+			m := memory{cfg: &cfg}
 			s := &slot{state: idle, served: 5, usage: tc.u}
-			if got := p.memoryRoom(s, tc.n); got != tc.want {
+			if got := m.room(s, tc.n); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMemoryOver: a child is recycled for its memory only over a limit,
+// once it served (in a mode whose children report connections), and not
+// when it was told to end already.
+func TestMemoryOver(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		name   string
+		limit  uint64
+		mode   protocol.Mode
+		fate   fate
+		served uint64
+		memory uint64
+		want   bool
+	}{
+		{"no limit", 0, protocol.Dispatch, living, 5, 900 * mb, false},
+		{"under", 40 * mb, protocol.Dispatch, living, 5, 39 * mb, false},
+		{"at the limit", 40 * mb, protocol.Dispatch, living, 5, 40 * mb, false},
+		{"over", 40 * mb, protocol.Dispatch, living, 5, 41 * mb, true},
+		{"over, draining", 40 * mb, protocol.Dispatch, draining, 5, 41 * mb, false},
+		{"over, not served yet", 40 * mb, protocol.Dispatch, living, 0, 41 * mb, false},
+		{"over, shared mode", 40 * mb, protocol.Shared, living, 0, 41 * mb, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.MaxChildMemory, cfg.Mode = tc.limit, tc.mode
+			m := memory{cfg: &cfg}
+			s := &slot{state: idle, fate: tc.fate, served: tc.served, usage: usage{memory: tc.memory}}
+			if got := m.over(s); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})

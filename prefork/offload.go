@@ -20,10 +20,6 @@ import (
 // the tick that finds it. Each entry costs two fds, counted in the budget
 // of held connections (budget.go).
 
-// kindOffload marks a finishing connection's events in the loop's set; the
-// index is its entry in the sender's table.
-const kindOffload kind = kindZygoteExit + 1
-
 // sendChunk bounds one sendfile, so one fast client does not hold the loop.
 const sendChunk = 1 << 20
 

@@ -19,16 +19,15 @@ const (
 // count per kill, so a burst of kills is told apart child by child), by
 // someone else otherwise. It returns notKilled for any other end, and for a
 // child the master killed itself.
-func (p *Pool) killedBy(s *slot, ws unix.WaitStatus) string {
+func (m *memory) killedBy(s *slot, ws unix.WaitStatus) string {
 	if s.fate == killed || !ws.Signaled() || ws.Signal() != unix.SIGKILL {
 		return notKilled
 	}
-	if !p.mem.oomKnown {
+	if !m.oomKnown {
 		return killedBySignal
 	}
-	if n, ok := p.mem.groups.OOMKills(); ok && n > p.mem.oomKills {
-		p.mem.oomKills++
-		p.stats.OOMKilled++
+	if n, ok := m.groups.OOMKills(); ok && n > m.oomKills {
+		m.oomKills++
 		return killedByOOM
 	}
 	return killedBySignal
@@ -36,13 +35,13 @@ func (p *Pool) killedBy(s *slot, ws unix.WaitStatus) string {
 
 // logKill logs a child killed from outside, with the figures that say why:
 // its last memory reading and the unit's OOM counter.
-func (p *Pool) logKill(s *slot, by, exit string, age time.Duration) {
+func (m *memory) logKill(s *slot, by, exit string, age time.Duration) {
 	if by == killedByOOM {
-		p.log.Warn("child killed by the kernel's OOM killer", "event", "oom", "slot", s.num, "pid", s.pid,
-			"memory", s.usage.memory, "oom_kills", p.mem.oomKills, "served", s.served, "age", age)
+		m.log.Warn("child killed by the kernel's OOM killer", "event", "oom", "slot", s.num, "pid", s.pid,
+			"memory", s.usage.memory, "oom_kills", m.oomKills, "served", s.served, "age", age)
 		return
 	}
-	p.log.Warn("child killed by a signal actd did not send", "event", "crash", "slot", s.num, "pid", s.pid,
+	m.log.Warn("child killed by a signal actd did not send", "event", "crash", "slot", s.num, "pid", s.pid,
 		"exit", exit, "memory", s.usage.memory, "served", s.served, "age", age)
 }
 

@@ -11,21 +11,21 @@ import (
 const maxOrphans = 64
 
 // reapOrphans reaps exited processes that became the master's as a child
-// subreaper (preload, zygote.go) and that no slot or zygote owns: a fork
+// subreaper (Preload, zygote.go) and that no slot or zygote owns: a fork
 // whose hello never came, or a worker's own descendant orphaned by its
 // exit. It peeks (WNOWAIT) at the next exited child and stops at one a
 // slot or zygote owns, which their pidfd's event reaps.
-func (p *Pool) reapOrphans() {
+func (zs *zygotes) reapOrphans() {
 	for range maxOrphans {
 		pid := exitedChild()
-		if pid <= 0 || p.owns(pid) {
+		if pid <= 0 || zs.owns(pid) {
 			return
 		}
 		var ws unix.WaitStatus
 		if _, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err != nil {
 			return
 		}
-		p.log.Debug("reaped an orphan", "pid", pid, "exit", exitText(ws, nil))
+		zs.p.log.Debug("reaped an orphan", "pid", pid, "exit", exitText(ws, nil))
 	}
 }
 
@@ -42,13 +42,13 @@ func exitedChild() int {
 }
 
 // owns reports whether pid is a slot's child or a zygote.
-func (p *Pool) owns(pid int) bool {
-	for _, s := range p.slots {
+func (zs *zygotes) owns(pid int) bool {
+	for _, s := range zs.p.slots {
 		if s.live() && s.pid == pid {
 			return true
 		}
 	}
-	for _, z := range p.pre.all {
+	for _, z := range zs.all {
 		if z.pid == pid {
 			return true
 		}

@@ -11,15 +11,21 @@ import (
 )
 
 // kind says what an epoll event is about. It travels in the event's Fd
-// field, the index (listener or slot number) in its Pad field.
+// field, the index (listener, slot, or the owner's entry) in its Pad
+// field. Every kind is here, and Pool.handle says who takes it.
 type kind int32
 
 const (
-	kindWake     kind = iota // the wake eventfd: a call or shutdown is queued
-	kindListener             // a listening socket is readable
-	kindChannel              // a child's back-channel is readable or closed (reports.go)
-	kindPidfd                // a child has exited
-	kindTimer                // a parked poller's timerfd: the deadline passed
+	kindWake         kind = iota // the wake eventfd: a call or shutdown is queued (call.go)
+	kindListener                 // a listening socket is readable
+	kindChannel                  // a child's back-channel is readable or closed (reports.go)
+	kindPidfd                    // a child has exited
+	kindTimer                    // a parked poller's timerfd: the deadline passed
+	kindReports                  // the back-channels' nested set is readable (reports.go)
+	kindHeld                     // a held connection; index: its entry in the holder's table (hold.go)
+	kindLauncher                 // a launcher's own process's back-channel (a zygote's); index: the launcher's
+	kindLauncherExit             // a launcher's own process has exited (launcher.go)
+	kindOffload                  // a finishing connection; index: its entry in the sender's table (offload.go)
 )
 
 // poller is an epoll set of the master's.

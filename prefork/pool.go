@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/actd/actd/protocol"
@@ -28,7 +27,6 @@ type Pool struct {
 	slots     []*slot // index = slot number; grows, never shrinks
 	idle      idleSet
 	poll      *poller
-	wake      int // eventfd: calls are queued
 	devnull   int
 	stdout    int
 	stderr    int
@@ -52,12 +50,11 @@ type Pool struct {
 	abandoned       *Abandoned // the last generation abandoned, for snapshots
 	stop            *stopping  // nil until Run's context is done
 	mem             memory     // control groups and OOM counter (memory.go)
-	pre             preload    // zygotes, under Config.Preload (zygote.go)
+	launcher        launcher   // how children start and go (launcher.go)
 	store           Store      // where held connections outlive the master (store.go)
 	takenBack       []Stored   // taken back from the store, held at Run's start
 
-	callMu  sync.Mutex
-	calls   []func()
+	inbox   *inbox // calls from other goroutines (call.go)
 	changed chan struct{}
 	done    chan struct{} // closed when Run returns
 	ran     bool
@@ -84,7 +81,8 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
-		changed: make(chan struct{}, 1), done: make(chan struct{}), wake: -1, devnull: -1}
+		changed: make(chan struct{}, 1), done: make(chan struct{}), devnull: -1}
+	p.inbox = newInbox(p.done)
 	mode, err := newMode(p, cfg.Mode)
 	if err != nil {
 		return nil, err
@@ -98,7 +96,8 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		p.listeners = append(p.listeners, ln)
 	}
 	p.env = childEnv(cfg, p.listeners)
-	p.mem = newMemory(cfg, log)
+	p.mem = newMemory(&p.cfg, log)
+	p.launcher = newLauncher(p, nil)
 	return p, nil
 }
 
@@ -132,8 +131,8 @@ func (p *Pool) Run(ctx context.Context) error {
 		return err
 	}
 	defer p.teardown()
-	p.wakeUp() // for calls queued before the eventfd existed
-	stopWake := context.AfterFunc(ctx, p.wakeUp)
+	p.inbox.wakeUp() // for calls queued before the eventfd existed
+	stopWake := context.AfterFunc(ctx, p.inbox.wakeUp)
 	defer stopWake()
 	p.now = time.Now()
 	p.adoptStored()
@@ -143,7 +142,7 @@ func (p *Pool) Run(ctx context.Context) error {
 			p.killAll("master loop failed")
 			return err
 		}
-		if p.stop != nil && p.liveCount() == 0 && len(p.pre.all) == 0 && p.mode.holdCounts().sends == 0 {
+		if p.stop != nil && p.liveCount() == 0 && !p.launcher.running() && p.mode.holdCounts().sends == 0 {
 			return nil
 		}
 	}
@@ -167,14 +166,11 @@ func (p *Pool) setup() error {
 			return err
 		}
 	}
-	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	wake, err := p.inbox.openWake()
 	if err != nil {
-		return fmt.Errorf("eventfd: %w", err)
+		return err
 	}
-	p.callMu.Lock() // wakeUp reads p.wake from other goroutines
-	p.wake = wake
-	p.callMu.Unlock()
-	if err := p.poll.add(p.wake, eventIn, kindWake, 0); err != nil {
+	if err := p.poll.add(wake, eventIn, kindWake, 0); err != nil {
 		return err
 	}
 	if err := p.setupReports(); err != nil {
@@ -196,12 +192,7 @@ func openOr(fd, fallback int) int {
 }
 
 func (p *Pool) teardown() {
-	p.callMu.Lock()
-	if p.wake >= 0 {
-		unix.Close(p.wake)
-		p.wake = -1
-	}
-	p.callMu.Unlock()
+	p.inbox.closeWake()
 	if p.devnull >= 0 {
 		unix.Close(p.devnull)
 	}
@@ -245,7 +236,7 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 	index := int(ev.Pad)
 	switch kind(ev.Fd) {
 	case kindWake:
-		p.runCalls()
+		p.inbox.run()
 	case kindListener:
 		p.mode.readable(p.listeners[index])
 	case kindReports:
@@ -258,10 +249,8 @@ func (p *Pool) handle(ev unix.EpollEvent) {
 		p.mode.heldEvent(index, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
 	case kindOffload:
 		p.mode.sendEvent(index)
-	case kindZygote:
-		p.zygoteMessage(index)
-	case kindZygoteExit:
-		p.reapZygote(index)
+	case kindLauncher, kindLauncherExit:
+		p.launcher.event(kind(ev.Fd), index)
 	}
 }
 

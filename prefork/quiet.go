@@ -15,8 +15,8 @@ func (p *Pool) quiet() bool {
 		p.ready == nil || !p.ready.done {
 		return false
 	}
-	if !p.pre.settled(p.cfg.Preload) {
-		return false // a zygote starts, ends, or is to be started
+	if !p.launcher.settled() {
+		return false // the launcher has a process starting or ending (a zygote)
 	}
 	if p.mode.holdCounts().held > 0 {
 		return false // held connections time out

@@ -17,24 +17,20 @@ func (p *Pool) start() bool {
 		p.log.Warn("no free slot", "max", maxSlots)
 		return false
 	}
-	c, err := p.launch(num) // zygote.go: spawn, or a fork under preload
+	c, err := p.launcher.launch(num)
 	if err != nil {
 		p.backoff.fail(p.now, err.Error())
 		p.log.Error("spawn failed", "event", "spawn", "slot", num, "err", err, "retry_in", p.backoff.delay())
 		return false
 	}
 	p.backoff.spawned(p.now)
-	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen, forked: c.forked,
+	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
 		started: p.now, heard: p.now, limit: p.jitteredLimit()}
 	p.slots[num] = s
 	p.move(s, evSpawn)
 	p.watch(s)
 	p.stats.Spawned++
-	if c.forked {
-		p.log.Info("fork ordered", "event", "spawn", "slot", num, "generation", p.gen) // zygote.go
-	} else {
-		p.log.Info("spawned", "event", "spawn", "slot", num, "pid", c.pid, "generation", p.gen)
-	}
+	p.launcher.started(s) // watches its process, logs
 	p.changedState()
 	return true
 }
@@ -53,12 +49,8 @@ func (p *Pool) freeSlot() int {
 	return len(p.slots) - 1
 }
 
+// watch reads slot s's back-channel; its process is the launcher's to watch.
 func (p *Pool) watch(s *slot) {
-	if s.pidfd < 0 {
-		// forked: watched from its hello on (adopt)
-	} else if err := p.poll.add(s.pidfd, eventIn, kindPidfd, s.num); err != nil {
-		p.log.Error("watch child", "slot", s.num, "err", err)
-	}
 	if s.ch >= 0 {
 		p.reports.starting = true
 		if err := p.reports.poll.add(s.ch, eventIn, kindChannel, s.num); err != nil {
@@ -83,15 +75,20 @@ func (p *Pool) reap(s *slot) {
 	p.poll.remove(s.pidfd)
 	unix.Close(s.pidfd)
 	now := p.noteExit(s, ws, err)
+	p.free(s)
+	if now {
+		p.replaceNow()
+	}
+}
+
+// free empties slot s, whose process is reaped or was never known.
+func (p *Pool) free(s *slot) {
 	from := s.state
 	p.step(s, evReap)
 	*s = slot{num: s.num, pidfd: -1, ch: -1}
 	p.mode.moved(s, from, empty, evReap)
 	p.ready.check(p)
 	p.changedState()
-	if now {
-		p.replaceNow()
-	}
 }
 
 // readRest reads what an exited child sent last and the master has not
@@ -119,10 +116,13 @@ func (p *Pool) readRest(s *slot) {
 func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 	exit := exitText(ws, err)
 	age := p.now.Sub(s.started).Round(time.Millisecond)
-	by := p.killedBy(s, ws)
+	by := p.mem.killedBy(s, ws)
+	if by == killedByOOM {
+		p.stats.OOMKilled++
+	}
 	if s.fate == draining || s.fate == killed && s.reason == "stop" {
 		if by != notKilled {
-			p.logKill(s, by, exit, age)
+			p.mem.logKill(s, by, exit, age)
 		}
 		p.log.Debug("child exited", "event", "exit", "slot", s.num, "pid", s.pid, "exit", exit)
 		return false
@@ -130,7 +130,7 @@ func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 	p.stats.Respawned++
 	p.replace++
 	if by != notKilled {
-		p.logKill(s, by, exit, age)
+		p.mem.logKill(s, by, exit, age)
 		if s.served > 0 {
 			return true
 		}
@@ -207,7 +207,7 @@ func (p *Pool) kill(s *slot, event, why string) {
 // signal sends sig through the pidfd, so a recycled PID is never hit.
 func (p *Pool) signal(s *slot, sig unix.Signal) {
 	if s.pidfd < 0 {
-		return // forked, no hello yet: closing its channel ends it
+		return // no process known yet (launcher.go): closing its channel ends it
 	}
 	if err := unix.PidfdSendSignal(s.pidfd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 		p.log.Error("signal child", "slot", s.num, "pid", s.pid, "signal", sig, "err", err)

@@ -33,9 +33,6 @@ import (
 // legitimate one (a keep-alive stream reported request by request) has
 // its I or K read at the next harvest, a tick at most, instead of at once.
 
-// kindReports marks the nested set's event in the loop's set.
-const kindReports kind = kindTimer + 1
-
 // harvestRounds bounds one harvest: each round reads one message from every
 // channel that has one, so a chatty child cannot hold the loop.
 const harvestRounds = 4

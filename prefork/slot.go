@@ -29,7 +29,6 @@ type slot struct {
 	pingSeq    uint32
 	pingSentAt time.Time     // zero: no ping outstanding
 	caps       protocol.Caps // what its Hello said it understands
-	forked     bool          // by a zygote (zygote.go): no pid nor pidfd until its hello
 	request    string        // what the child said it serves (Request), while busy
 	usage      usage         // memory and CPU, as last read (memory.go)
 

@@ -60,8 +60,10 @@ type SlotInfo struct {
 	CPU        float64   `json:"cpu_seconds"`       // user + system CPU time used
 }
 
-// ListenerInfo is one listening socket and its accept queue.
-type ListenerInfo struct {
+// listenerInfo is one listening socket and its accept queue, a line of
+// Snapshot.Listeners. Clients read its fields; none names the type, so it
+// is not exported (TestExportBudget).
+type listenerInfo struct {
 	Name  string `json:"name"`
 	Queue int    `json:"queue"` // -1: the kernel does not tell
 }
@@ -120,10 +122,10 @@ type Snapshot struct {
 	Stopping   bool           `json:"stopping"`
 	Taken      time.Time      `json:"taken"`
 	Stats      Stats          `json:"stats"`
-	Listeners  []ListenerInfo `json:"listeners"`
+	Listeners  []listenerInfo `json:"listeners"`
 	Slots      []SlotInfo     `json:"slots"`
 	Held       *HeldInfo      `json:"held,omitempty"`      // under an accept filter in dispatch mode
-	Zygote     *ZygoteInfo    `json:"zygote,omitempty"`    // under --preload (zygote.go)
+	Zygote     *zygoteInfo    `json:"zygote,omitempty"`    // under --preload (zygote.go)
 	Abandoned  *Abandoned     `json:"abandoned,omitempty"` // the last reload's generation given up (abandon.go)
 
 	pingFailing bool
@@ -138,7 +140,7 @@ const unhealthyPingFails = 2
 // done (a wedged master).
 func (p *Pool) Snapshot(ctx context.Context) (Snapshot, error) {
 	snap := make(chan Snapshot, 1)
-	if err := p.callCtx(ctx, func() { snap <- p.snapshot() }); err != nil {
+	if err := p.inbox.call(ctx, func() { snap <- p.snapshot() }); err != nil {
 		return Snapshot{}, err
 	}
 	return <-snap, nil
@@ -163,7 +165,7 @@ func (p *Pool) snapshot() Snapshot {
 		} else {
 			s.Queue += q
 		}
-		s.Listeners = append(s.Listeners, ListenerInfo{Name: l.Name, Queue: q})
+		s.Listeners = append(s.Listeners, listenerInfo{Name: l.Name, Queue: q})
 	}
 	for _, sl := range p.slots {
 		if sl.live() {
@@ -171,7 +173,7 @@ func (p *Pool) snapshot() Snapshot {
 		}
 	}
 	s.Held = p.mode.heldInfo(now)
-	s.Zygote = p.zygoteInfo()
+	s.Zygote = p.launcher.info()
 	s.Abandoned = p.abandoned
 	return s
 }

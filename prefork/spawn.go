@@ -58,10 +58,10 @@ func stripped(kv string) bool {
 	return false
 }
 
-// child is a started process, as spawn returns it.
+// child is a started process, as spawn returns it; a launcher's that has
+// no process yet has pid 0 and pidfd -1 (launcher.go).
 type child struct {
 	pid, pidfd, ch int
-	forked         bool // by a zygote: pid and pidfd come with its hello (zygote.go)
 }
 
 // spawn starts the worker program for slot num with the fd layout of protocol/fds.go.

@@ -2,7 +2,7 @@ package prefork
 
 // tick is the loop's periodic work, in order: read the reports and the
 // queues, carry out every live slot's deadlines (deadlines.go) and pings
-// (pings.go), then readiness, the mode's and the zygotes' periodic work, the
+// (pings.go), then readiness, the mode's and the launcher's periodic work, the
 // stuck check (queues.go), the stop or the scaler (scale.go), and whether
 // the pool may sleep until its next ping (quiet.go). Its cost grows with the
 // pool, but it runs once per tick period, not per connection.
@@ -21,7 +21,7 @@ func (p *Pool) tick() {
 	}
 	p.ready.check(p)
 	p.mode.tick()
-	p.tickZygotes()
+	p.launcher.tick()
 	p.checkStuck()
 	if p.stop != nil {
 		p.checkStop()

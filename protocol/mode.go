@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Mode says who accepts connections. A child reads it from EnvMode.
 type Mode int
@@ -21,7 +24,7 @@ var modeNames = [...]string{Dispatch: "dispatch", Exclusive: "exclusive", Shared
 
 // String returns the mode's flag and environment value.
 func (m Mode) String() string {
-	if m < 0 || int(m) >= len(modeNames) {
+	if !m.Valid() {
 		return fmt.Sprintf("Mode(%d)", int(m))
 	}
 	return modeNames[m]
@@ -34,7 +37,27 @@ func ParseMode(s string) (Mode, error) {
 			return Mode(m), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown accept mode %q: want dispatch, exclusive or shared", s)
+	return 0, fmt.Errorf("unknown accept mode %q: want %s", s, ModeNames(nil))
+}
+
+// Valid reports whether m is one of the modes.
+func (m Mode) Valid() bool { return m >= 0 && int(m) < len(modeNames) }
+
+// ModeNames returns the names of the modes for which keep returns true
+// (every mode if keep is nil), in order, as a person lists them:
+// "dispatch, exclusive or shared". It is how flags and errors name the
+// allowed values, so that a new mode is named everywhere at once.
+func ModeNames(keep func(Mode) bool) string {
+	var names []string
+	for m, name := range modeNames {
+		if keep == nil || keep(Mode(m)) {
+			names = append(names, name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // SpeaksProtocol reports whether children in mode m have a back-channel.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/actd/actd/notify"
 	"github.com/actd/actd/prefork"
+	"github.com/actd/actd/protocol"
 )
 
 // reportEvery bounds how often the reporter takes a snapshot while the pool
@@ -130,7 +131,7 @@ func statusLine(s prefork.Snapshot, perSecond float64) string {
 	if s.Stopping {
 		fmt.Fprintf(&b, "stopping: %d draining; ", s.Draining+s.Children)
 	}
-	if s.Mode == "shared" {
+	if m, _ := protocol.ParseMode(s.Mode); !m.SpeaksProtocol() {
 		fmt.Fprintf(&b, "%d running of %d (shared mode: fixed size, no idle tracking)", s.Running, s.Children)
 	} else {
 		fmt.Fprintf(&b, "%d busy, %d idle, %d starting of %d (max %d)", s.Busy, s.Idle, s.Starting, s.Children, s.Max)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestManPageSynopsis: the man page's SYNOPSIS has a line for every
+// subcommand, with the arguments usage gives it, and no line for a
+// subcommand that does not exist.
+func TestManPageSynopsis(t *testing.T) {
+	lines := synopsis(t, manSection(t, "SYNOPSIS"))
+	var named []string
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "actd" && regexp.MustCompile(`^[a-z-]+$`).MatchString(f[1]) {
+			named = append(named, f[1])
+		}
+	}
+	for _, c := range commands {
+		want := strings.ToLower(strings.TrimSpace("actd " + c.name + " " + c.args))
+		if !slices.Contains(lines, want) {
+			t.Errorf("SYNOPSIS has no line %q; it has:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+	for _, name := range named {
+		known := name == "help" || slices.ContainsFunc(commands, func(c command) bool { return c.name == name })
+		if !known {
+			t.Errorf("SYNOPSIS names actd %s, which is no subcommand", name)
+		}
+	}
+}
+
+// TestManPageExitStatus: EXIT STATUS lists exactly the statuses actd
+// exits with.
+func TestManPageExitStatus(t *testing.T) {
+	var got []int
+	for _, m := range regexp.MustCompile(`(?m)^\.TP\n\.B (\d+)$`).FindAllStringSubmatch(manSection(t, "EXIT STATUS"), -1) {
+		n, _ := strconv.Atoi(m[1])
+		got = append(got, n)
+	}
+	// 2 is the Go runtime's (a crash, SIGQUIT, SIGABRT), not a constant.
+	want := []int{exitOK, exitFailure, 2, exitUsage, exitOSErr, exitConfig}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("EXIT STATUS lists %v, want %v", got, want)
+	}
+}
+
+// manSection returns the body of section name of packaging/man/actd.8.
+func manSection(t *testing.T, name string) string {
+	t.Helper()
+	page, err := os.ReadFile("../../packaging/man/actd.8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(page), "\n.SH "+name+"\n")
+	if !ok {
+		t.Fatalf("actd.8 has no section %s", name)
+	}
+	body, _, _ = strings.Cut(body, "\n.SH ")
+	return body
+}
+
+// synopsis renders a SYNOPSIS section's lines as text, lowercased: .br
+// ends a line; .B and .I join their words with spaces, the alternating
+// macros (.RB, .RI, .IR, .BR) without.
+func synopsis(t *testing.T, body string) []string {
+	t.Helper()
+	var lines []string
+	var cur []string
+	for _, l := range strings.Split(body, "\n") {
+		if l == ".br" || l == "" {
+			if len(cur) > 0 {
+				lines = append(lines, strings.ToLower(strings.Join(cur, " ")))
+			}
+			cur = nil
+			continue
+		}
+		macro, rest, _ := strings.Cut(l, " ")
+		words := macroWords(strings.ReplaceAll(rest, `\-`, "-"))
+		switch macro {
+		case ".B", ".I":
+			cur = append(cur, strings.Join(words, " "))
+		case ".RB", ".RI", ".IR", ".BR":
+			cur = append(cur, strings.Join(words, ""))
+		default:
+			t.Fatalf("SYNOPSIS line %q: macro %s not understood", l, macro)
+		}
+	}
+	if len(cur) > 0 {
+		lines = append(lines, strings.ToLower(strings.Join(cur, " ")))
+	}
+	return lines
+}
+
+// macroWords splits a macro's arguments: words, or "quoted strings".
+func macroWords(s string) []string {
+	var words []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		if s[0] == '"' {
+			w, rest, _ := strings.Cut(s[1:], `"`)
+			words, s = append(words, w), rest
+			continue
+		}
+		w, rest, _ := strings.Cut(s, " ")
+		words, s = append(words, w), rest
+	}
+	return words
+}
