@@ -25,6 +25,7 @@ from .response import FileWrapper, Response
 
 ERROR_BODY = {
     "400": b"Bad Request\n",
+    "413": b"Content Too Large\n",
     "414": b"URI Too Long\n",
     "431": b"Request Header Fields Too Large\n",
     "500": b"Internal Server Error\n",
@@ -42,11 +43,12 @@ class Options:
     """The server's settings, with their defaults (see main's --help)."""
 
     def __init__(self, keep_alive=5.0, timeout=30.0, head_limit=http.HEAD_LIMIT,
-                 script_name=""):
+                 script_name="", max_body=None):
         self.keep_alive = keep_alive  # seconds between requests; 0: no keep-alive
         self.timeout = timeout  # seconds a read or write of a request may wait
         self.head_limit = head_limit
         self.script_name = script_name
+        self.max_body = max_body  # bytes of a request body, else 413; None: no limit
 
 
 class Standalone:
@@ -128,10 +130,15 @@ class Server:
             self.hooks.request_done()
 
     def _respond(self, conn, reader, request, remote, local):
+        limit = self.options.max_body
+        if limit is not None and request.length > limit:  # refused unread, at once
+            send_error(conn, "413 Content Too Large",
+                       f"actd.wsgi: 413 from {remote[0]}: Content-Length {request.length} over {limit}")
+            return False
         body = self._body(conn, reader, request)
         environ = self._environ(request, body, remote, local)
         finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher)
+        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher, body)
         try:
             self._call(environ, response)
         except http.BadRequest as err:  # in the body, read by the application
@@ -152,7 +159,7 @@ class Server:
                 if not reader.buf and not http.queued(conn):
                     conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         if request.chunked:
-            return http.ChunkedBody(reader, go, self.options.head_limit)
+            return http.ChunkedBody(reader, go, self.options.head_limit, self.options.max_body)
         return http.LengthBody(reader, request.length, go)
 
     def _call(self, environ, response):
@@ -252,6 +259,20 @@ def remote_address(addr):
     return "", ""  # unix socket peers have no address
 
 
+def max_body(environ):
+    """Return the request body limit in bytes that ACTD_MAX_REQUEST_BODY
+    sets (the master's --max-request-body), or None for no limit: the
+    variable absent, 0, or not a number (then with a line to stderr)."""
+    value = environ.get("ACTD_MAX_REQUEST_BODY", "")
+    if not value:
+        return None
+    if not value.isdigit() or not value.isascii():
+        print(f"actd.wsgi: ACTD_MAX_REQUEST_BODY={value!r} is not a number of bytes: no limit",
+              file=sys.stderr, flush=True)
+        return None
+    return int(value) or None
+
+
 def load(spec):
     """Return the application named by spec, "MODULE[:APP]".
 
@@ -298,7 +319,8 @@ def main(argv=None):
     if args.chdir:
         os.chdir(args.chdir)
     sys.path.insert(0, os.getcwd())
-    options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name)
+    options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name,
+                      max_body(os.environ))
     server = Server(load(args.app), options)
 
     def run_child():
