@@ -197,8 +197,9 @@ class Request:
         return self.chunked or self.length > 0
 
     def describe(self):
-        """Return "METHOD target", as reported to the master."""
-        return f"{self.method} {self.target}"
+        """Return "METHOD target" without the query (it may carry tokens),
+        as reported to the master."""
+        return f"{self.method} {self.target.partition('?')[0]}"
 
     def split_target(self):
         """Return (path, query) of the target; the path percent-decoded

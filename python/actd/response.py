@@ -46,7 +46,7 @@ class Response:
         self.length = None  # Content-Length the application gave, or None
         self.chunked = False
         self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
-        self.written = 0
+        self.written = 0  # body bytes sent (or handed to the master)
         self.finisher = finisher  # an actd.offload.Finisher, or None
         self.body = body  # the request's actd.http.Body, or None
 
@@ -185,6 +185,7 @@ class Response:
         if self.no_body:
             return b""
         if self.chunked:
+            self.written += len(data)
             return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
         if self.length is not None:
             data = data[:max(0, self.length - self.written)]  # never more than it said

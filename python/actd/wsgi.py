@@ -16,9 +16,10 @@ import importlib
 import os
 import signal
 import sys
+import time
 import traceback
 
-from . import exact, fds, http, journal, zygote
+from . import accesslog, exact, fds, http, journal, zygote
 from .connection import Connection
 from .offload import Finisher, offloading
 from .response import FileWrapper, Response
@@ -72,13 +73,18 @@ class Server:
     """Serves connections to one WSGI application.
 
     hooks (an actd.worker.Worker, or Standalone) hears about each request
-    and decides how long to wait for the next one on a connection.
+    and decides how long to wait for the next one on a connection;
+    access_log (an actd.accesslog.AccessLog, or None) gets a line for each
+    request parsed.
     """
 
-    def __init__(self, app, options=None, hooks=None):
+    def __init__(self, app, options=None, hooks=None, access_log=None):
         self.app = app
         self.options = options or Options()
         self.hooks = hooks or Standalone()
+        self.access_log = access_log
+        self.response = None  # the request in hand's Response, once made
+        self.refused = None  # (status, body bytes) of an error the server sent in its place
         self.base = {
             "wsgi.version": (1, 0),
             "wsgi.url_scheme": "http",
@@ -124,26 +130,46 @@ class Server:
             send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
             return False
         self.hooks.request(request.describe)
+        self.response = self.refused = None
+        began = (time.time(), time.monotonic_ns()) if self.access_log else None
         try:
             return self._respond(conn, reader, request, remote, local)
         finally:
             self.hooks.request_done()
+            if began:
+                self._log(request, remote[0], began)
+
+    def _log(self, request, client, began):
+        """Write request's access log line: what was sent, how long since
+        began (wall clock, monotonic ns) it took."""
+        response = self.response
+        if self.refused:
+            status, sent = self.refused
+        elif response is not None and response.sent:
+            status, sent = response.status[:3], response.written
+        else:
+            status, sent = "-", 0  # the client went away first
+        path, _, query = request.target.partition("?")
+        micros = (time.monotonic_ns() - began[1]) // 1000
+        self.access_log.log(accesslog.Entry(client, request.method, path, query, request.version, status,
+                                            sent, micros, request.headers, began[0]))
 
     def _respond(self, conn, reader, request, remote, local):
         limit = self.options.max_body
         if limit is not None and request.length > limit:  # refused unread, at once
-            send_error(conn, "413 Content Too Large",
-                       f"actd.wsgi: 413 from {remote[0]}: Content-Length {request.length} over {limit}")
+            self._refuse(conn, "413 Content Too Large",
+                         f"actd.wsgi: 413 from {remote[0]}: Content-Length {request.length} over {limit}")
             return False
         body = self._body(conn, reader, request)
         environ = self._environ(request, body, remote, local)
         finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
         response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher, body)
+        self.response = response
         try:
             self._call(environ, response)
         except http.BadRequest as err:  # in the body, read by the application
             if not response.sent:
-                send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
+                self._refuse(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
             return False
         if response.finished() or not response.complete():
             return False  # the master has the connection, or the body fell short
@@ -178,11 +204,15 @@ class Server:
             log_error(environ)
             if response.sent:
                 raise http.ClientGone("the application failed after the response began")
-            send_error(response.conn, "500 Internal Server Error", None)
+            self._refuse(response.conn, "500 Internal Server Error", None)
             response.keep_alive = False
         finally:
             if hasattr(result, "close"):
                 close_result(result, environ)
+
+    def _refuse(self, conn, status, log):
+        """send_error, noted for the access log in place of the response."""
+        self.refused = (status[:3], send_error(conn, status, log))
 
     def _environ(self, request, body, remote, local):
         """Return request's environ: a copy of local's template, and the
@@ -233,14 +263,15 @@ def close_result(result, environ):
 def log_error(environ, where="the application"):
     """Log the exception being handled, with its traceback, to stderr: at
     priority err in the journal (each line; journal.py), as is elsewhere."""
-    what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI')}"
+    what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI', '').partition('?')[0]}"  # no query: tokens
     text = f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n" + traceback.format_exc()
     sys.stderr.write(journal.lines(text, journal.prefix(sys.stderr, journal.ERR)))
     sys.stderr.flush()
 
 
 def send_error(conn, status, log):
-    """Answer with status and a short text body, and close the connection."""
+    """Answer with status and a short text body, and close the connection.
+    Returns the body's length."""
     if log:
         print(log, file=sys.stderr, flush=True)
     body = ERROR_BODY.get(status[:3], status[4:].encode() + b"\n")
@@ -250,6 +281,7 @@ def send_error(conn, status, log):
         conn.sendall(head.encode("latin-1") + body)
     except OSError:
         pass
+    return len(body)
 
 
 def remote_address(addr):
@@ -314,6 +346,10 @@ def main(argv=None):
     from .worker import Worker
     fds.close_on_exec()  # before the application loads: what it runs gets no listener
     args = arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        access_log = accesslog.from_environ(os.environ)
+    except ValueError as err:
+        raise SystemExit(f"actd.wsgi: ACTD_ACCESS_LOG_FORMAT: {err}") from None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the master's: it drains us
     faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True)  # busy timeout
     if args.chdir:
@@ -321,7 +357,7 @@ def main(argv=None):
     sys.path.insert(0, os.getcwd())
     options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name,
                       max_body(os.environ))
-    server = Server(load(args.app), options)
+    server = Server(load(args.app), options, access_log=access_log)
 
     def run_child():
         worker = Worker(server.serve)
