@@ -21,6 +21,8 @@ Modules, one concept each:
     actd.journal     priority err for the tracebacks it logs, under systemd;
                      native-protocol entries
     actd.accesslog   the access log: its format, to the journal or a file
+    actd.proxy       PROXY protocol headers (v1, v2) from trusted balancers
+    actd.forwarded   X-Forwarded-For and -Proto from trusted proxies
     actd.zygote      actd --preload: the process that imported the application
                      forks the children on the master's order
 """

@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 
-from . import accesslog, exact, fds, http, journal, zygote
+from . import accesslog, exact, fds, forwarded, http, journal, zygote
 from .connection import Connection
 from .offload import Finisher, offloading
 from .response import FileWrapper, Response
@@ -44,12 +44,13 @@ class Options:
     """The server's settings, with their defaults (see main's --help)."""
 
     def __init__(self, keep_alive=5.0, timeout=30.0, head_limit=http.HEAD_LIMIT,
-                 script_name="", max_body=None):
+                 script_name="", max_body=None, forwarded_allow=()):
         self.keep_alive = keep_alive  # seconds between requests; 0: no keep-alive
         self.timeout = timeout  # seconds a read or write of a request may wait
         self.head_limit = head_limit
         self.script_name = script_name
         self.max_body = max_body  # bytes of a request body, else 413; None: no limit
+        self.forwarded_allow = forwarded_allow  # networks whose X-Forwarded-* count (actd.forwarded)
 
 
 class Standalone:
@@ -132,12 +133,13 @@ class Server:
         self.hooks.request(request.describe)
         self.response = self.refused = None
         began = (time.time(), time.monotonic_ns()) if self.access_log else None
+        client = forwarded.resolve(self.options.forwarded_allow, remote, request.headers)
         try:
-            return self._respond(conn, reader, request, remote, local)
+            return self._respond(conn, reader, request, client, local)
         finally:
             self.hooks.request_done()
             if began:
-                self._log(request, remote[0], began)
+                self._log(request, client[0], began)
 
     def _log(self, request, client, began):
         """Write request's access log line: what was sent, how long since
@@ -154,14 +156,15 @@ class Server:
         self.access_log.log(accesslog.Entry(client, request.method, path, query, request.version, status,
                                             sent, micros, request.headers, began[0]))
 
-    def _respond(self, conn, reader, request, remote, local):
+    def _respond(self, conn, reader, request, client, local):
+        """Answer request from client, (address, port, scheme or None)."""
         limit = self.options.max_body
         if limit is not None and request.length > limit:  # refused unread, at once
             self._refuse(conn, "413 Content Too Large",
-                         f"actd.wsgi: 413 from {remote[0]}: Content-Length {request.length} over {limit}")
+                         f"actd.wsgi: 413 from {client[0]}: Content-Length {request.length} over {limit}")
             return False
         body = self._body(conn, reader, request)
-        environ = self._environ(request, body, remote, local)
+        environ = self._environ(request, body, client, local)
         finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
         response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher, body)
         self.response = response
@@ -169,7 +172,7 @@ class Server:
             self._call(environ, response)
         except http.BadRequest as err:  # in the body, read by the application
             if not response.sent:
-                self._refuse(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
+                self._refuse(conn, err.status, f"actd.wsgi: {err.status[:3]} from {client[0]}: {err}")
             return False
         if response.finished() or not response.complete():
             return False  # the master has the connection, or the body fell short
@@ -214,9 +217,10 @@ class Server:
         """send_error, noted for the access log in place of the response."""
         self.refused = (status[:3], send_error(conn, status, log))
 
-    def _environ(self, request, body, remote, local):
+    def _environ(self, request, body, client, local):
         """Return request's environ: a copy of local's template, and the
-        request's own keys set one by one (cheaper than a dict display)."""
+        request's own keys set one by one (cheaper than a dict display);
+        client is (REMOTE_ADDR, REMOTE_PORT, scheme or None)."""
         path, query = request.split_target()
         env = (self.templates.get(local) or self._template(local)).copy()
         env["REQUEST_METHOD"] = request.method
@@ -224,8 +228,10 @@ class Server:
         env["QUERY_STRING"] = query
         env["RAW_URI"] = request.target
         env["SERVER_PROTOCOL"] = request.version
-        env["REMOTE_ADDR"] = remote[0]
-        env["REMOTE_PORT"] = remote[1]
+        env["REMOTE_ADDR"] = client[0]
+        env["REMOTE_PORT"] = client[1]
+        if client[2]:
+            env["wsgi.url_scheme"] = client[2]
         env["wsgi.input"] = body if body is not None else http.LengthBody(None, 0)
         for name, value in request.headers.items():
             key = ENV_KEYS.get(name) or env_key(name)
@@ -338,6 +344,9 @@ def arguments(argv):
                    help="largest request head (request line and fields), else 431")
     p.add_argument("--script-name", default=os.environ.get("SCRIPT_NAME", ""),
                    help="SCRIPT_NAME, the path the application is mounted at")
+    p.add_argument("--forwarded-allow-ips", default=os.environ.get("ACTD_FORWARDED_ALLOW_IPS", ""),
+                   metavar="CIDR[,CIDR...]",
+                   help="trust X-Forwarded-For and X-Forwarded-Proto from these networks (default: none)")
     return p.parse_args(argv)
 
 
@@ -355,12 +364,18 @@ def main(argv=None):
     if args.chdir:
         os.chdir(args.chdir)
     sys.path.insert(0, os.getcwd())
+    try:
+        allowed = forwarded.networks(args.forwarded_allow_ips)
+    except ValueError as err:
+        raise SystemExit(f"actd.wsgi: --forwarded-allow-ips: {err}") from None
     options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name,
-                      max_body(os.environ))
+                      max_body(os.environ), allowed)
     server = Server(load(args.app), options, access_log=access_log)
 
     def run_child():
         worker = Worker(server.serve)
+        if options.timeout > 0:
+            worker.header_timeout = options.timeout
         server.hooks = worker
         worker.run()
 
