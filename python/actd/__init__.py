@@ -23,6 +23,8 @@ Modules, one concept each:
     actd.accesslog   the access log: its format, to the journal or a file
     actd.proxy       PROXY protocol headers (v1, v2) from trusted balancers
     actd.forwarded   X-Forwarded-For and -Proto from trusted proxies
+    actd.tls         TLS on the listeners actd names: contexts, handshake,
+                     the ClientHello rule, connections read through TLS
     actd.zygote      actd --preload: the process that imported the application
                      forks the children on the master's order
 """

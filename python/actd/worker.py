@@ -38,6 +38,11 @@ the worker reads before serving it, and whose address the application
 sees. A screening child reads it too, but gives back (K) one whose header
 is not whole yet without reading anything. Between the master and such a
 worker, C, K, W and U carry the client's address when a header gave one.
+
+TLS (ACTD_PROTOCOL 6 or later, ACTD_TLS set; capability "tls"): the
+worker terminates TLS on the listeners ACTD_TLS names (actd.tls), after
+any PROXY header. Such connections never go back to the master: no K, no
+W; a screening child finds them ready by the ClientHello rule.
 """
 
 import errno
@@ -58,7 +63,7 @@ BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
 OFFLOAD_SINCE = 5  # the protocol revision that added W and U
-PROXY_SINCE = 6  # the protocol revision that added the proxy capability and address trailers
+EDGE_SINCE = 6  # the protocol revision that added proxy and tls, and address trailers
 HEADER_TIMEOUT = 30.0  # seconds a PROXY header may take; actd.wsgi sets its --timeout
 RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
@@ -90,6 +95,7 @@ class Worker:
         self.screen = screen_for(environ, self.mode, self.channel.revision)  # a Screen, or None
         self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
         self.trust = proxy_for(environ, self.channel.revision)  # an actd.proxy.Trust, or None
+        self.tls = tls_for(environ, self.channel.revision)  # {listener index: ssl.SSLContext}
         self.channel.proxy = self.trust is not None
         self.header_timeout = HEADER_TIMEOUT
         self.registered = False  # the listeners are in our epoll set
@@ -103,11 +109,12 @@ class Worker:
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
+        self.secure = False  # ... it is a TLS connection (an ssl.SSLSocket)
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
         caps = capabilities(self.channel.revision, self.screen is not None, self.offload_max > 0,
-                            self.trust is not None)
+                            self.trust is not None, bool(self.tls))
         self.channel.send(ch.HELLO, caps, os.getpid())
         self.channel.send(ch.IDLE)
         try:
@@ -221,17 +228,21 @@ class Worker:
         self.reporter.flush()  # a screening child's short connections, while idle
         self.channel.send(ch.BUSY, index)
         self.reporter.start(index, busy=True)
-        self.parkable, self.give_back, self.peeked = True, False, True
+        self.parkable, self.give_back, self.peeked = index not in self.tls, False, True
         self.listener, self.finished, self.address = index, False, self.channel.address
+        served = None
         try:
-            self.serve(conn, self.address or peer_address(conn), self.locals[index])
+            addr = self.address or peer_address(conn)
+            served = self._secure(conn, index)
+            if served is not None:
+                self.serve(served, addr, self.locals[index])
             self.reporter.done(idle=False)
             if self.give_back and not self.finished:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = False
+            self.parkable = self.peeked = self.finished = self.secure = False
             self.address = None
-            conn.close()
+            close_both(conn, served)
         self.channel.send(ch.IDLE)
 
     def _unsent(self, index, value, got):
@@ -348,7 +359,7 @@ class Worker:
         if self.trust is not None and self.trust.trusts(index, addr):
             seen = self._screen_header(conn, addr)
         if seen == WAIT:  # no header expected, or one read
-            seen = self.screen.look(conn)
+            seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
             return conn, self.address or addr
@@ -359,6 +370,13 @@ class Worker:
             self.address = None
             conn.close()
         return None
+
+    @staticmethod
+    def _hello_ready(peek):
+        """The readiness rule of a TLS listener (actd.tls.hello_ready)."""
+        from .tls import hello_ready
+        from .screen import HEAD_LIMIT
+        return hello_ready(peek, HEAD_LIMIT)
 
     def _screen_header(self, conn, addr):
         """Read the PROXY header a trusted connection from addr starts with,
@@ -412,21 +430,36 @@ class Worker:
         judged (a screening child read it); a screening child gives it back
         (K) if it goes idle, before the caller reports it done."""
         conn, addr = got
-        self.parkable, self.give_back = self.screen is not None, False
+        self.parkable, self.give_back = self.screen is not None and index not in self.tls, False
         self.listener, self.finished = index, False
+        served = None
         try:
             if not judged and self.trust is not None and self.trust.trusts(index, addr):
                 if not self._read_header(conn):
                     return
             addr = self.address or addr
-            self.serve(conn, addr, self.locals[index])
+            served = self._secure(conn, index)
+            if served is None:
+                return
+            self.serve(served, addr, self.locals[index])
             if self.give_back and not self.finished:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = False
+            self.parkable = self.peeked = self.finished = self.secure = False
             self.address = None
-            conn.close()
+            close_both(conn, served)
+
+    def _secure(self, conn, index):
+        """Return conn to serve: itself, or on a TLS listener an
+        ssl.SSLSocket after the handshake (conn is then detached); None
+        if the handshake failed (closed)."""
+        ctx = self.tls.get(index) if self.tls else None
+        if ctx is None:
+            return conn
+        from .tls import handshake
+        self.secure = True
+        return handshake(ctx, conn)
 
     def _read_header(self, conn):
         """Read the PROXY header of a connection from a trusted source into
@@ -474,19 +507,44 @@ class Retry:
         self.skip = self.backoff
 
 
-def capabilities(revision, screen=False, offload=False, proxy=False):
+def capabilities(revision, screen=False, offload=False, proxy=False, tls=False):
     """Return H's capability bits for a master of revision: handoff from 3;
     screen too if the child screens (see screen_for); offload too if the
     master finishes responses (see offload_for); proxy too if the child
-    reads PROXY headers (see proxy_for), from 6."""
+    reads PROXY headers (see proxy_for), tls if it terminates TLS (see
+    tls_for), both from 6."""
     caps = ch.HANDOFF if revision >= 3 else 0
     if screen:
         caps |= ch.SCREEN
     if offload and revision >= OFFLOAD_SINCE:
         caps |= ch.OFFLOAD
-    if proxy and revision >= PROXY_SINCE:
+    if proxy and revision >= EDGE_SINCE:
         caps |= ch.PROXY
+    if tls and revision >= EDGE_SINCE:
+        caps |= ch.TLS
     return caps
+
+
+def tls_for(environ, revision):
+    """Return {listener index: ssl.SSLContext} for ACTD_TLS, from a master
+    of revision 6 on; {} without it. Raises SystemExit for a value that is
+    not INDEX=FD entries, or a certificate or key that does not load."""
+    text = environ.get("ACTD_TLS", "")
+    if not text.strip() or revision < EDGE_SINCE:
+        return {}
+    from . import tls
+    try:
+        return tls.contexts(text)
+    except (ValueError, OSError) as err:  # ssl.SSLError is an OSError
+        raise SystemExit(f"actd: ACTD_TLS: {err}") from None
+
+
+def close_both(conn, served):
+    """Close an accepted connection and what served it (an SSLSocket made
+    of it, or itself)."""
+    if served is not None and served is not conn:
+        served.close()
+    conn.close()
 
 
 def proxy_for(environ, revision):
@@ -494,7 +552,7 @@ def proxy_for(environ, revision):
     master of revision 6 on; None without it. Raises SystemExit for a
     value that is not INDEX=CIDR entries (the master writes them)."""
     text = environ.get("ACTD_PROXY_FROM", "")
-    if not text.strip() or revision < PROXY_SINCE:
+    if not text.strip() or revision < EDGE_SINCE:
         return None
     try:
         return proxy.Trust.from_text(text)

@@ -103,15 +103,17 @@ class Server:
         """Serve requests on sock, a connected socket, until it closes, a
         request asks so, or keep-alive ends. local is (SERVER_NAME,
         SERVER_PORT). The caller closes sock."""
-        conn = Connection(sock, self.options.timeout, self.hooks.arrived())
+        secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
+        conn = self._connection(sock, secure)
         span = exact.Span() if getattr(self.hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
         try:
-            while self._one(conn, reader, remote, local):
+            while self._one(conn, reader, remote, local, secure):
                 if span and reader.buf and not span.whole(reader.buf):
                     return  # part of a next request read (a long chunked body): close
-                if not reader.buf and not self.hooks.wait_next(conn.fd, self.options.keep_alive):
+                if (not reader.buf and not (secure and conn.pending())
+                        and not self.hooks.wait_next(conn.fd, self.options.keep_alive)):
                     return
                 if span and not reader.buf:
                     span.begin()
@@ -120,7 +122,15 @@ class Server:
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
 
-    def _one(self, conn, reader, remote, local):
+    def _connection(self, sock, secure):
+        """Return the actd.connection.Connection (or actd.tls.TLSConnection)
+        that reads and writes sock."""
+        if secure:
+            from .tls import TLSConnection
+            return TLSConnection(sock, self.options.timeout)
+        return Connection(sock, self.options.timeout, self.hooks.arrived())
+
+    def _one(self, conn, reader, remote, local, secure=False):
         """Serve one request; return whether the connection stays open."""
         try:
             head = reader.head(self.options.head_limit)
@@ -134,6 +144,8 @@ class Server:
         self.response = self.refused = None
         began = (time.time(), time.monotonic_ns()) if self.access_log else None
         client = forwarded.resolve(self.options.forwarded_allow, remote, request.headers)
+        if secure and client[2] is None:
+            client = (client[0], client[1], "https")
         try:
             return self._respond(conn, reader, request, client, local)
         finally:

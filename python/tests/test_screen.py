@@ -123,7 +123,7 @@ class ScreenForTest(unittest.TestCase):
 class Child:
     """A worker process with one TCP listener, and the test as its master."""
 
-    def __init__(self, test, filter="http", revision=4, program=CHILD, mode="dispatch", **extra):
+    def __init__(self, test, filter="http", revision=4, program=CHILD, mode="dispatch", pass_fds=(), **extra):
         self.test = test
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.setblocking(False)  # as the master sets it
@@ -134,7 +134,8 @@ class Child:
         env = dict(os.environ, LISTEN_FDS="1", ACTD_CHANNEL_FD="4", ACTD_ACCEPT_MODE=mode,
                    ACTD_PROTOCOL=str(revision), ACTD_ACCEPT_FILTER=filter, ACTD_SLOT="0", **extra)
         fds = (self.listener.fileno(), child.fileno())
-        self.proc = subprocess.Popen([sys.executable, "-c", program, *map(str, fds)], pass_fds=fds, env=env)
+        self.proc = subprocess.Popen([sys.executable, "-c", program, *map(str, fds)], pass_fds=fds + tuple(pass_fds),
+                                     env=env)
         self.trailer = b""  # what the last message heard carried after its header
         child.close()
         test.addCleanup(self._end)
