@@ -143,7 +143,9 @@ class Server:
         self.hooks.request(request.describe)
         self.response = self.refused = None
         began = (time.time(), time.monotonic_ns()) if self.access_log else None
-        client = forwarded.resolve(self.options.forwarded_allow, remote, request.headers)
+        client = remote  # (REMOTE_ADDR, REMOTE_PORT, scheme or None)
+        if self.options.forwarded_allow:
+            client = forwarded.resolve(self.options.forwarded_allow, remote[:2], request.headers)
         if secure and client[2] is None:
             client = (client[0], client[1], "https")
         try:
@@ -303,10 +305,11 @@ def send_error(conn, status, log):
 
 
 def remote_address(addr):
-    """Return (REMOTE_ADDR, REMOTE_PORT) of an accepted connection's peer."""
+    """Return (REMOTE_ADDR, REMOTE_PORT, None) of an accepted connection's
+    peer: the client as _environ takes it, with the listener's scheme."""
     if isinstance(addr, tuple):
-        return str(addr[0]), str(addr[1])
-    return "", ""  # unix socket peers have no address
+        return str(addr[0]), str(addr[1]), None
+    return "", "", None  # unix socket peers have no address
 
 
 def max_body(environ):
