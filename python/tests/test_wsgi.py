@@ -303,6 +303,13 @@ class ServerTest(unittest.TestCase):
                 if want[0][0] == 413 or app is forgiving:
                     self.assertEqual(got[-1][1]["connection"], "close")
 
+    def test_head_limits_at_the_edge(self):
+        # 32 KiB of head and 100 fields are served; one byte or field more is 431 (test_malformed)
+        for name, head in [("32768 bytes", b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * (32768 - 32) + b"\r\n\r\n"),
+                           ("100 fields", b"GET / HTTP/1.1\r\nHost: h\r\n" + b"X: 1\r\n" * 99 + b"\r\n")]:
+            with self.subTest(name):
+                self.assertEqual(self.one(echo, head)[0], 200)
+
     def test_body_limit_unread(self):
         # The 413 comes at once: the body is neither awaited nor read.
         pair = Pair(validated(echo), Options(keep_alive=2, timeout=5, max_body=10))
