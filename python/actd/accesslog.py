@@ -163,12 +163,12 @@ class AccessLog:
 
 def from_environ(environ=os.environ):
     """Return the AccessLog that ACTD_ACCESS_LOG and ACTD_ACCESS_LOG_FORMAT
-    ask for, or None: the variable absent, or not "journal" nor "fd:N"
-    (then with a line to stderr). "journal" without a journal socket
+    ask for, or None: the variable absent or "off", or not "journal" nor
+    "fd:N" (then with a line to stderr). "journal" without a journal socket
     writes to stderr. Raises ValueError for a format with an unknown
     directive."""
     where = environ.get("ACTD_ACCESS_LOG", "")
-    if not where:
+    if where in ("", "off"):
         return None
     format = compile_format(environ.get("ACTD_ACCESS_LOG_FORMAT") or DEFAULT_FORMAT)
     if where == "journal":

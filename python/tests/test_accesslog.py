@@ -124,6 +124,7 @@ class WriterTest(unittest.TestCase):
 
     def test_from_environ(self):
         cases = [({}, False), ({"ACTD_ACCESS_LOG": "off"}, False), ({"ACTD_ACCESS_LOG": "fd:x"}, False),
+                 ({"ACTD_ACCESS_LOG": "/var/log/a.log"}, False),
                  ({"ACTD_ACCESS_LOG": "fd:2"}, True), ({"ACTD_ACCESS_LOG": "journal"}, True)]
         for environ, want in cases:
             with self.subTest(environ), stderr_captured():
