@@ -18,7 +18,13 @@ Modules, one concept each:
     actd.offload     a slow reader's response handed to the master (W)
     actd.unsent      one the master gave back, written by the child (U)
     actd.wsgi        the WSGI server: environ, the application call, main()
-    actd.journal     priority err for the tracebacks it logs, under systemd
+    actd.journal     priority err for the tracebacks it logs, under systemd;
+                     native-protocol entries
+    actd.accesslog   the access log: its format, to the journal or a file
+    actd.proxy       PROXY protocol headers (v1, v2) from trusted balancers
+    actd.forwarded   X-Forwarded-For and -Proto from trusted proxies
+    actd.tls         TLS on the listeners actd names: contexts, handshake,
+                     the ClientHello rule, connections read through TLS
     actd.zygote      actd --preload: the process that imported the application
                      forks the children on the master's order
 """

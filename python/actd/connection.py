@@ -47,6 +47,10 @@ class Connection:
         self.armed = False  # SO_SNDTIMEO is set, for sendfile
         self.streaming = False  # TCP_NODELAY is set
 
+    def pending(self):
+        """Return bytes read off the socket but not yet returned (TLS's)."""
+        return 0
+
     def recv(self, size):
         """Return 1 to size bytes, or b"" at end of file."""
         if not self.read:

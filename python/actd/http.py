@@ -197,8 +197,9 @@ class Request:
         return self.chunked or self.length > 0
 
     def describe(self):
-        """Return "METHOD target", as reported to the master."""
-        return f"{self.method} {self.target}"
+        """Return "METHOD target" without the query (it may carry tokens),
+        as reported to the master."""
+        return f"{self.method} {self.target.partition('?')[0]}"
 
     def split_target(self):
         """Return (path, query) of the target; the path percent-decoded
@@ -352,12 +353,19 @@ class Body:
         self.on_first_read = on_first_read
         self.buf = b""
         self.done = False
+        self.error = None  # the BadRequest the body ended with: raised again on every read
 
     def _more(self):
+        if self.error is not None:
+            raise self.error
         if self.on_first_read is not None:
             self.on_first_read()
             self.on_first_read = None
-        piece = self.next_piece()
+        try:
+            piece = self.next_piece()
+        except BadRequest as err:
+            self.error = err
+            raise
         if not piece:
             self.done = True
         self.buf += piece
@@ -405,9 +413,10 @@ class Body:
         """Read and drop what the application left, up to limit bytes.
 
         Returns True if the body ended so (the connection may carry another
-        request), False if more is left or the body was never asked for.
+        request), False if more is left, the body was never asked for, or
+        it ended with an error (a BadRequest: the connection must close).
         """
-        if self.on_first_read is not None:
+        if self.on_first_read is not None or self.error is not None:
             return False  # 100 Continue not sent: the client may not send it
         self.buf = b""
         while not self.done and limit > 0:
@@ -434,12 +443,17 @@ class LengthBody(Body):
 
 
 class ChunkedBody(Body):
-    """A body in chunked transfer coding; trailer fields are read and dropped."""
+    """A body in chunked transfer coding; trailer fields are read and dropped.
 
-    def __init__(self, reader, on_first_read=None, head_limit=HEAD_LIMIT):
+    With max_body (bytes; None: no limit), a chunk that would take the
+    body past it raises ContentTooLarge before any of its data is read.
+    """
+
+    def __init__(self, reader, on_first_read=None, head_limit=HEAD_LIMIT, max_body=None):
         super().__init__(reader, on_first_read)
         self.left = 0  # bytes left in the current chunk
         self.head_limit = head_limit
+        self.room = max_body  # bytes the chunks still to come may hold; None: no limit
 
     def next_piece(self):
         if self.left == 0:
@@ -447,6 +461,10 @@ class ChunkedBody(Body):
             if self.left == 0:
                 self._trailers()
                 return b""
+            if self.room is not None:
+                self.room -= self.left
+                if self.room < 0:
+                    raise ContentTooLarge("a chunked body over the request body limit")
         piece = self.reader.read(min(self.left, READ_SIZE))
         self.left -= len(piece)
         if self.left == 0 and self.reader.line(2) != b"":

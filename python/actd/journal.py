@@ -1,4 +1,5 @@
-"""Priorities for what the adapter writes to stderr under systemd.
+"""What the adapter tells the journal: priorities for its stderr, and
+entries of its own (Native, for the access log).
 
 A child's stderr is the master's, the journal when actd runs as a service:
 each line becomes an entry at priority 6 (info), so an application's
@@ -9,9 +10,17 @@ journal should get one: systemd names it in JOURNAL_STREAM
 ("DEVICE:INODE" of the stream it connected), which a child inherits with
 the master's stderr. Elsewhere (a terminal, a file, a pipe) lines stay as
 they are.
+
+Native sends whole entries, with fields of their own, over journald's
+native protocol (systemd's "Native Journal Protocol"): one datagram per
+entry to SOCKET, each field KEY=value and a newline, or, for a value with
+a newline, KEY, a newline, its length as a little-endian u64, the value
+and a newline.
 """
 
 import os
+import socket
+import struct
 
 ERR = 3  # syslog priority of an error
 
@@ -32,3 +41,46 @@ def lines(text, tag):
     if not tag:
         return text
     return "".join(tag + line for line in text.splitlines(keepends=True))
+
+
+SOCKET = "/run/systemd/journal/socket"
+
+
+def encode(fields):
+    """Return the datagram for fields, (NAME, value str) pairs."""
+    out = []
+    for name, value in fields:
+        raw = value.encode("utf-8", "surrogateescape")
+        if b"\n" in raw:
+            out += (name.encode("ascii"), b"\n", struct.pack("<Q", len(raw)), raw, b"\n")
+        else:
+            out += (name.encode("ascii"), b"=", raw, b"\n")
+    return b"".join(out)
+
+
+class Native:
+    """A datagram socket to the journal."""
+
+    def __init__(self, sock):
+        self.sock = sock
+
+    @classmethod
+    def connect(cls, path=SOCKET):
+        """Return a Native connected to path, or None if there is no
+        journal there. The socket is close-on-exec."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            return None
+        return cls(sock)
+
+    def send(self, fields):
+        """Send one entry; False if the journal did not take it (gone, or
+        the entry too large for a datagram)."""
+        try:
+            self.sock.send(encode(fields))
+        except OSError:
+            return False
+        return True

@@ -34,9 +34,9 @@ class Response:
     """
 
     __slots__ = ("conn", "request", "keep_alive", "status", "headers", "sent", "length",
-                 "chunked", "no_body", "written", "finisher")
+                 "chunked", "no_body", "written", "finisher", "body")
 
-    def __init__(self, conn, request, keep_alive, finisher=None):
+    def __init__(self, conn, request, keep_alive, finisher=None, body=None):
         self.conn = conn
         self.request = request
         self.keep_alive = keep_alive
@@ -46,8 +46,9 @@ class Response:
         self.length = None  # Content-Length the application gave, or None
         self.chunked = False
         self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
-        self.written = 0
+        self.written = 0  # body bytes sent (or handed to the master)
         self.finisher = finisher  # an actd.offload.Finisher, or None
+        self.body = body  # the request's actd.http.Body, or None
 
     def start_response(self, status, headers, exc_info=None):
         """PEP 3333's start_response; returns the write callable."""
@@ -137,6 +138,8 @@ class Response:
                         self.keep_alive = False
                     continue
             lines += (name, ": ", value, "\r\n")
+        if self.body is not None and self.body.error is not None:
+            self.keep_alive = False  # the application answered a body refused (413, 400): close
         no_status_body = status.startswith(NO_BODY)
         self.no_body = no_status_body or self.request.method == "HEAD"
         if length is None and known is not None and not no_status_body:
@@ -182,6 +185,7 @@ class Response:
         if self.no_body:
             return b""
         if self.chunked:
+            self.written += len(data)
             return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
         if self.length is not None:
             data = data[:max(0, self.length - self.written)]  # never more than it said

@@ -175,12 +175,13 @@ class Screen:
         self.filter = filter
         self.buf = bytearray(HEAD_LIMIT)
 
-    def look(self, sock):
+    def look(self, sock, rule=None):
         """Peek at what sock's client has sent, without taking it.
 
-        Returns READY if ready() says so; WAIT if not, or if nothing has
-        come yet; GONE if the client has closed or the socket failed (the
-        caller closes it).
+        Returns READY if ready() says so (or rule, a function of the bytes
+        peeked, for a listener with a rule of its own: TLS's); WAIT if not,
+        or if nothing has come yet; GONE if the client has closed or the
+        socket failed (the caller closes it).
         """
         try:
             n = sock.recv_into(self.buf, HEAD_LIMIT, PEEK)
@@ -190,4 +191,5 @@ class Screen:
             return GONE
         if n == 0:
             return GONE
-        return READY if ready(self.filter, bytes(memoryview(self.buf)[:n])) else WAIT
+        peek = bytes(memoryview(self.buf)[:n])
+        return READY if (rule(peek) if rule else ready(self.filter, peek)) else WAIT

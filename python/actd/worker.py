@@ -30,6 +30,19 @@ ACTD_OFFLOAD_MAX above 0; capability "offload"): a response the client
 reads slowly may go to the master with the connection (W, see finish);
 a W the master did not take comes back to an idle child (U), which writes
 it as one handed over (actd.unsent).
+
+PROXY protocol (ACTD_PROTOCOL 6 or later, ACTD_PROXY_FROM set; capability
+"proxy"): a connection the worker accepts itself on a listener from one
+of its trusted networks starts with a PROXY header (actd.proxy), which
+the worker reads before serving it, and whose address the application
+sees. A screening child reads it too, but gives back (K) one whose header
+is not whole yet without reading anything. Between the master and such a
+worker, C, K, W and U carry the client's address when a header gave one.
+
+TLS (ACTD_PROTOCOL 6 or later, ACTD_TLS set; capability "tls"): the
+worker terminates TLS on the listeners ACTD_TLS names (actd.tls), after
+any PROXY header. Such connections never go back to the master: no K, no
+W; a screening child finds them ready by the ClientHello rule.
 """
 
 import errno
@@ -40,8 +53,9 @@ import sys
 import time
 
 from . import channel as ch
+from . import proxy
 from .report import Reporter
-from .screen import FILTERS, READY, WAIT, Screen
+from .screen import FILTERS, GONE, READY, WAIT, Screen
 from .unsent import write_unsent
 
 GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
@@ -49,6 +63,8 @@ BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
 OFFLOAD_SINCE = 5  # the protocol revision that added W and U
+EDGE_SINCE = 6  # the protocol revision that added proxy and tls, and address trailers
+HEADER_TIMEOUT = 30.0  # seconds a PROXY header may take; actd.wsgi sets its --timeout
 RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
@@ -78,6 +94,10 @@ class Worker:
         self.channel = ch.Channel.from_environ(environ)
         self.screen = screen_for(environ, self.mode, self.channel.revision)  # a Screen, or None
         self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
+        self.trust = proxy_for(environ, self.channel.revision)  # an actd.proxy.Trust, or None
+        self.tls = tls_for(environ, self.channel.revision)  # {listener index: ssl.SSLContext}
+        self.channel.proxy = self.trust is not None
+        self.header_timeout = HEADER_TIMEOUT
         self.registered = False  # the listeners are in our epoll set
         self.reporter = Reporter(self.channel)
         self.watch = select.poll()
@@ -88,10 +108,13 @@ class Worker:
         self.peeked = False  # its request is known to be in
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
+        self.address = None  # ... its client's (host, port), if a PROXY header gave it
+        self.secure = False  # ... it is a TLS connection (an ssl.SSLSocket)
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
-        caps = capabilities(self.channel.revision, self.screen is not None, self.offload_max > 0)
+        caps = capabilities(self.channel.revision, self.screen is not None, self.offload_max > 0,
+                            self.trust is not None, bool(self.tls))
         self.channel.send(ch.HELLO, caps, os.getpid())
         self.channel.send(ch.IDLE)
         try:
@@ -135,7 +158,7 @@ class Worker:
         gone. The caller keeps and closes data_fd."""
         if length > self.offloads(fd) or offset < 0 or length < 0:
             return False
-        self.channel.send_write(self.listener, keep_alive, fd, data_fd, offset, length)
+        self.channel.send_write(self.listener, keep_alive, fd, data_fd, offset, length, self.address)
         self.finished = True
         self.give_back = False
         return True
@@ -205,16 +228,21 @@ class Worker:
         self.reporter.flush()  # a screening child's short connections, while idle
         self.channel.send(ch.BUSY, index)
         self.reporter.start(index, busy=True)
-        self.parkable, self.give_back, self.peeked = True, False, True
-        self.listener, self.finished = index, False
+        self.parkable, self.give_back, self.peeked = index not in self.tls, False, True
+        self.listener, self.finished, self.address = index, False, self.channel.address
+        served = None
         try:
-            self.serve(conn, peer_address(conn), self.locals[index])
+            addr = self.address or peer_address(conn)
+            served = self._secure(conn, index)
+            if served is not None:
+                self.serve(served, addr, self.locals[index])
             self.reporter.done(idle=False)
             if self.give_back and not self.finished:
-                self.channel.send_fd(ch.KEEP, index, conn.fileno())
+                self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = False
-            conn.close()
+            self.parkable = self.peeked = self.finished = self.secure = False
+            self.address = None
+            close_both(conn, served)
         self.channel.send(ch.IDLE)
 
     def _unsent(self, index, value, got):
@@ -224,11 +252,12 @@ class Worker:
         if index >= len(self.listeners):
             close_fds(got)
             self._check_listener(index)
+        address = self.channel.address
         self.reporter.flush()
         self.channel.send(ch.BUSY, index)
         try:
             if write_unsent(got) and value & ch.KEEP_ALIVE:
-                self.channel.send_fd(ch.KEEP, index, got.conn)
+                self.channel.send_fd(ch.KEEP, index, got.conn, 0, address)
         finally:
             os.close(got.conn)
         self.channel.send(ch.IDLE)
@@ -310,28 +339,67 @@ class Worker:
                 self.again.record(got is not None)
             if got is None:
                 return
-            if self.screen is not None and not self._screened(got, index):
-                continue
+            if self.screen is not None:
+                got = self._screened(got, index)
+                if got is None:
+                    continue
             self.reporter.start(index)
-            self._serve(got, index)
+            self._serve(got, index, self.screen is not None)
             self.reporter.done(idle=True)
 
     def _screened(self, got, index):
-        """Return whether the connection got, just accepted on listener
-        index, is ready to serve. If not, it is closed, given to the master
-        first (K, value NOT_READY: the master holds it as one it accepted)
-        unless its client is gone: nothing else is reported."""
-        conn = got[0]
-        seen = self.screen.look(conn)
+        """Return got, the connection just accepted on listener index, as
+        (conn, addr) to serve if it is ready (addr from its PROXY header
+        if it had one), else None. One not ready is closed, given to the
+        master first (K, value NOT_READY: the master holds it as one it
+        accepted) unless its client is gone or its PROXY header is bad:
+        nothing else is reported."""
+        conn, addr = got
+        self.address, seen = None, WAIT
+        if self.trust is not None and self.trust.trusts(index, addr):
+            seen = self._screen_header(conn, addr)
+        if seen == WAIT:  # no header expected, or one read
+            seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
-            return True
+            return conn, self.address or addr
         try:
-            if seen == WAIT:
-                self.channel.send_fd(ch.KEEP, index, conn.fileno(), ch.NOT_READY)
+            if seen != GONE:
+                self.channel.send_fd(ch.KEEP, index, conn.fileno(), ch.NOT_READY, self.address)
         finally:
+            self.address = None
             conn.close()
-        return False
+        return None
+
+    @staticmethod
+    def _hello_ready(peek):
+        """The readiness rule of a TLS listener (actd.tls.hello_ready)."""
+        from .tls import hello_ready
+        from .screen import HEAD_LIMIT
+        return hello_ready(peek, HEAD_LIMIT)
+
+    def _screen_header(self, conn, addr):
+        """Read the PROXY header a trusted connection from addr starts with,
+        if it is whole, into self.address: WAIT once read (look at what
+        follows), PARTIAL if not whole yet (nothing read), GONE if bad or
+        the client went away. A header that keeps the socket's address
+        (LOCAL, UNKNOWN) leaves addr there, so that a K says the header
+        is read: a K NOT_READY without an address has its header ahead."""
+        try:
+            peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT, proxy.PEEK)
+        except BlockingIOError:
+            return proxy.PARTIAL
+        except OSError:
+            return GONE
+        what, length, address = proxy.parse(peek)
+        if what != proxy.WHOLE:
+            return GONE if what == proxy.BAD or not peek else proxy.PARTIAL
+        try:
+            proxy.read_exactly(conn, length)
+        except (OSError, proxy.BadHeader):
+            return GONE
+        self.address = address or addr[:2]
+        return WAIT
 
     # connections
 
@@ -357,20 +425,52 @@ class Worker:
         self.pause = min(1.0, max(0.010, self.pause * 2))
         time.sleep(self.pause)
 
-    def _serve(self, got, index):
-        """Serve an accepted connection; a screening child gives it back
+    def _serve(self, got, index, judged=False):
+        """Serve an accepted connection, after its PROXY header unless
+        judged (a screening child read it); a screening child gives it back
         (K) if it goes idle, before the caller reports it done."""
         conn, addr = got
-        self.parkable, self.give_back = self.screen is not None, False
+        self.parkable, self.give_back = self.screen is not None and index not in self.tls, False
         self.listener, self.finished = index, False
+        served = None
         try:
-            self.serve(conn, addr, self.locals[index])
+            if not judged and self.trust is not None and self.trust.trusts(index, addr):
+                if not self._read_header(conn):
+                    return
+            addr = self.address or addr
+            served = self._secure(conn, index)
+            if served is None:
+                return
+            self.serve(served, addr, self.locals[index])
             if self.give_back and not self.finished:
                 self.reporter.end()  # no B from the timer after the K
-                self.channel.send_fd(ch.KEEP, index, conn.fileno())
+                self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = False
-            conn.close()
+            self.parkable = self.peeked = self.finished = self.secure = False
+            self.address = None
+            close_both(conn, served)
+
+    def _secure(self, conn, index):
+        """Return conn to serve: itself, or on a TLS listener an
+        ssl.SSLSocket after the handshake (conn is then detached); None
+        if the handshake failed (closed)."""
+        ctx = self.tls.get(index) if self.tls else None
+        if ctx is None:
+            return conn
+        from .tls import handshake
+        self.secure = True
+        return handshake(ctx, conn)
+
+    def _read_header(self, conn):
+        """Read the PROXY header of a connection from a trusted source into
+        self.address, waiting up to header_timeout; False if it is bad,
+        late, or the client went away (the caller closes it, unanswered)."""
+        try:
+            self.address = proxy.consume(conn, self.header_timeout)
+        except (proxy.BadHeader, OSError) as err:
+            print(f"actd: PROXY header from {addr_text(peer_address(conn))}: {err}", file=sys.stderr, flush=True)
+            return False
+        return True
 
     def _check_listener(self, index):
         if index >= len(self.listeners):
@@ -407,16 +507,64 @@ class Retry:
         self.skip = self.backoff
 
 
-def capabilities(revision, screen=False, offload=False):
+def capabilities(revision, screen=False, offload=False, proxy=False, tls=False):
     """Return H's capability bits for a master of revision: handoff from 3;
     screen too if the child screens (see screen_for); offload too if the
-    master finishes responses (see offload_for)."""
+    master finishes responses (see offload_for); proxy too if the child
+    reads PROXY headers (see proxy_for), tls if it terminates TLS (see
+    tls_for), both from 6."""
     caps = ch.HANDOFF if revision >= 3 else 0
     if screen:
         caps |= ch.SCREEN
     if offload and revision >= OFFLOAD_SINCE:
         caps |= ch.OFFLOAD
+    if proxy and revision >= EDGE_SINCE:
+        caps |= ch.PROXY
+    if tls and revision >= EDGE_SINCE:
+        caps |= ch.TLS
     return caps
+
+
+def tls_for(environ, revision):
+    """Return {listener index: ssl.SSLContext} for ACTD_TLS, from a master
+    of revision 6 on; {} without it. Raises SystemExit for a value that is
+    not INDEX=FD entries, or a certificate or key that does not load."""
+    text = environ.get("ACTD_TLS", "")
+    if not text.strip() or revision < EDGE_SINCE:
+        return {}
+    from . import tls
+    try:
+        return tls.contexts(text)
+    except (ValueError, OSError) as err:  # ssl.SSLError is an OSError
+        raise SystemExit(f"actd: ACTD_TLS: {err}") from None
+
+
+def close_both(conn, served):
+    """Close an accepted connection and what served it (an SSLSocket made
+    of it, or itself)."""
+    if served is not None and served is not conn:
+        served.close()
+    conn.close()
+
+
+def proxy_for(environ, revision):
+    """Return the actd.proxy.Trust that ACTD_PROXY_FROM sets, from a
+    master of revision 6 on; None without it. Raises SystemExit for a
+    value that is not INDEX=CIDR entries (the master writes them)."""
+    text = environ.get("ACTD_PROXY_FROM", "")
+    if not text.strip() or revision < EDGE_SINCE:
+        return None
+    try:
+        return proxy.Trust.from_text(text)
+    except ValueError as err:
+        raise SystemExit(f"actd: {err}") from None
+
+
+def addr_text(addr):
+    """Return a peer address for a log line."""
+    if isinstance(addr, tuple):
+        return f"{addr[0]}:{addr[1]}"
+    return "a unix socket" if addr is not None else "a client gone"
 
 
 def offload_for(environ, mode, revision):

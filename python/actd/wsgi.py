@@ -16,15 +16,17 @@ import importlib
 import os
 import signal
 import sys
+import time
 import traceback
 
-from . import exact, fds, http, journal, zygote
+from . import accesslog, exact, fds, forwarded, http, journal, zygote
 from .connection import Connection
 from .offload import Finisher, offloading
 from .response import FileWrapper, Response
 
 ERROR_BODY = {
     "400": b"Bad Request\n",
+    "413": b"Content Too Large\n",
     "414": b"URI Too Long\n",
     "431": b"Request Header Fields Too Large\n",
     "500": b"Internal Server Error\n",
@@ -42,11 +44,13 @@ class Options:
     """The server's settings, with their defaults (see main's --help)."""
 
     def __init__(self, keep_alive=5.0, timeout=30.0, head_limit=http.HEAD_LIMIT,
-                 script_name=""):
+                 script_name="", max_body=None, forwarded_allow=()):
         self.keep_alive = keep_alive  # seconds between requests; 0: no keep-alive
         self.timeout = timeout  # seconds a read or write of a request may wait
         self.head_limit = head_limit
         self.script_name = script_name
+        self.max_body = max_body  # bytes of a request body, else 413; None: no limit
+        self.forwarded_allow = forwarded_allow  # networks whose X-Forwarded-* count (actd.forwarded)
 
 
 class Standalone:
@@ -70,13 +74,18 @@ class Server:
     """Serves connections to one WSGI application.
 
     hooks (an actd.worker.Worker, or Standalone) hears about each request
-    and decides how long to wait for the next one on a connection.
+    and decides how long to wait for the next one on a connection;
+    access_log (an actd.accesslog.AccessLog, or None) gets a line for each
+    request parsed.
     """
 
-    def __init__(self, app, options=None, hooks=None):
+    def __init__(self, app, options=None, hooks=None, access_log=None):
         self.app = app
         self.options = options or Options()
         self.hooks = hooks or Standalone()
+        self.access_log = access_log
+        self.response = None  # the request in hand's Response, once made
+        self.refused = None  # (status, body bytes) of an error the server sent in its place
         self.base = {
             "wsgi.version": (1, 0),
             "wsgi.url_scheme": "http",
@@ -94,15 +103,17 @@ class Server:
         """Serve requests on sock, a connected socket, until it closes, a
         request asks so, or keep-alive ends. local is (SERVER_NAME,
         SERVER_PORT). The caller closes sock."""
-        conn = Connection(sock, self.options.timeout, self.hooks.arrived())
+        secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
+        conn = self._connection(sock, secure)
         span = exact.Span() if getattr(self.hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
         try:
-            while self._one(conn, reader, remote, local):
+            while self._one(conn, reader, remote, local, secure):
                 if span and reader.buf and not span.whole(reader.buf):
                     return  # part of a next request read (a long chunked body): close
-                if not reader.buf and not self.hooks.wait_next(conn.fd, self.options.keep_alive):
+                if (not reader.buf and not (secure and conn.pending())
+                        and not self.hooks.wait_next(conn.fd, self.options.keep_alive)):
                     return
                 if span and not reader.buf:
                     span.begin()
@@ -111,7 +122,15 @@ class Server:
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
 
-    def _one(self, conn, reader, remote, local):
+    def _connection(self, sock, secure):
+        """Return the actd.connection.Connection (or actd.tls.TLSConnection)
+        that reads and writes sock."""
+        if secure:
+            from .tls import TLSConnection
+            return TLSConnection(sock, self.options.timeout)
+        return Connection(sock, self.options.timeout, self.hooks.arrived())
+
+    def _one(self, conn, reader, remote, local, secure=False):
         """Serve one request; return whether the connection stays open."""
         try:
             head = reader.head(self.options.head_limit)
@@ -122,21 +141,52 @@ class Server:
             send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
             return False
         self.hooks.request(request.describe)
+        self.response = self.refused = None
+        began = (time.time(), time.monotonic_ns()) if self.access_log else None
+        client = remote  # (REMOTE_ADDR, REMOTE_PORT, scheme or None)
+        if self.options.forwarded_allow:
+            client = forwarded.resolve(self.options.forwarded_allow, remote[:2], request.headers)
+        if secure and client[2] is None:
+            client = (client[0], client[1], "https")
         try:
-            return self._respond(conn, reader, request, remote, local)
+            return self._respond(conn, reader, request, client, local)
         finally:
             self.hooks.request_done()
+            if began:
+                self._log(request, client[0], began)
 
-    def _respond(self, conn, reader, request, remote, local):
+    def _log(self, request, client, began):
+        """Write request's access log line: what was sent, how long since
+        began (wall clock, monotonic ns) it took."""
+        response = self.response
+        if self.refused:
+            status, sent = self.refused
+        elif response is not None and response.sent:
+            status, sent = response.status[:3], response.written
+        else:
+            status, sent = "-", 0  # the client went away first
+        path, _, query = request.target.partition("?")
+        micros = (time.monotonic_ns() - began[1]) // 1000
+        self.access_log.log(accesslog.Entry(client, request.method, path, query, request.version, status,
+                                            sent, micros, request.headers, began[0]))
+
+    def _respond(self, conn, reader, request, client, local):
+        """Answer request from client, (address, port, scheme or None)."""
+        limit = self.options.max_body
+        if limit is not None and request.length > limit:  # refused unread, at once
+            self._refuse(conn, "413 Content Too Large",
+                         f"actd.wsgi: 413 from {client[0]}: Content-Length {request.length} over {limit}")
+            return False
         body = self._body(conn, reader, request)
-        environ = self._environ(request, body, remote, local)
+        environ = self._environ(request, body, client, local)
         finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher)
+        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher, body)
+        self.response = response
         try:
             self._call(environ, response)
         except http.BadRequest as err:  # in the body, read by the application
             if not response.sent:
-                send_error(conn, err.status, f"actd.wsgi: {err.status[:3]} from {remote[0]}: {err}")
+                self._refuse(conn, err.status, f"actd.wsgi: {err.status[:3]} from {client[0]}: {err}")
             return False
         if response.finished() or not response.complete():
             return False  # the master has the connection, or the body fell short
@@ -152,7 +202,7 @@ class Server:
                 if not reader.buf and not http.queued(conn):
                     conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         if request.chunked:
-            return http.ChunkedBody(reader, go, self.options.head_limit)
+            return http.ChunkedBody(reader, go, self.options.head_limit, self.options.max_body)
         return http.LengthBody(reader, request.length, go)
 
     def _call(self, environ, response):
@@ -171,15 +221,20 @@ class Server:
             log_error(environ)
             if response.sent:
                 raise http.ClientGone("the application failed after the response began")
-            send_error(response.conn, "500 Internal Server Error", None)
+            self._refuse(response.conn, "500 Internal Server Error", None)
             response.keep_alive = False
         finally:
             if hasattr(result, "close"):
                 close_result(result, environ)
 
-    def _environ(self, request, body, remote, local):
+    def _refuse(self, conn, status, log):
+        """send_error, noted for the access log in place of the response."""
+        self.refused = (status[:3], send_error(conn, status, log))
+
+    def _environ(self, request, body, client, local):
         """Return request's environ: a copy of local's template, and the
-        request's own keys set one by one (cheaper than a dict display)."""
+        request's own keys set one by one (cheaper than a dict display);
+        client is (REMOTE_ADDR, REMOTE_PORT, scheme or None)."""
         path, query = request.split_target()
         env = (self.templates.get(local) or self._template(local)).copy()
         env["REQUEST_METHOD"] = request.method
@@ -187,8 +242,10 @@ class Server:
         env["QUERY_STRING"] = query
         env["RAW_URI"] = request.target
         env["SERVER_PROTOCOL"] = request.version
-        env["REMOTE_ADDR"] = remote[0]
-        env["REMOTE_PORT"] = remote[1]
+        env["REMOTE_ADDR"] = client[0]
+        env["REMOTE_PORT"] = client[1]
+        if client[2]:
+            env["wsgi.url_scheme"] = client[2]
         env["wsgi.input"] = body if body is not None else http.LengthBody(None, 0)
         for name, value in request.headers.items():
             key = ENV_KEYS.get(name) or env_key(name)
@@ -226,14 +283,15 @@ def close_result(result, environ):
 def log_error(environ, where="the application"):
     """Log the exception being handled, with its traceback, to stderr: at
     priority err in the journal (each line; journal.py), as is elsewhere."""
-    what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI')}"
+    what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI', '').partition('?')[0]}"  # no query: tokens
     text = f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n" + traceback.format_exc()
     sys.stderr.write(journal.lines(text, journal.prefix(sys.stderr, journal.ERR)))
     sys.stderr.flush()
 
 
 def send_error(conn, status, log):
-    """Answer with status and a short text body, and close the connection."""
+    """Answer with status and a short text body, and close the connection.
+    Returns the body's length."""
     if log:
         print(log, file=sys.stderr, flush=True)
     body = ERROR_BODY.get(status[:3], status[4:].encode() + b"\n")
@@ -243,13 +301,29 @@ def send_error(conn, status, log):
         conn.sendall(head.encode("latin-1") + body)
     except OSError:
         pass
+    return len(body)
 
 
 def remote_address(addr):
-    """Return (REMOTE_ADDR, REMOTE_PORT) of an accepted connection's peer."""
+    """Return (REMOTE_ADDR, REMOTE_PORT, None) of an accepted connection's
+    peer: the client as _environ takes it, with the listener's scheme."""
     if isinstance(addr, tuple):
-        return str(addr[0]), str(addr[1])
-    return "", ""  # unix socket peers have no address
+        return str(addr[0]), str(addr[1]), None
+    return "", "", None  # unix socket peers have no address
+
+
+def max_body(environ):
+    """Return the request body limit in bytes that ACTD_MAX_REQUEST_BODY
+    sets (the master's --max-request-body), or None for no limit: the
+    variable absent, 0, or not a number (then with a line to stderr)."""
+    value = environ.get("ACTD_MAX_REQUEST_BODY", "")
+    if not value:
+        return None
+    if not value.isdigit() or not value.isascii():
+        print(f"actd.wsgi: ACTD_MAX_REQUEST_BODY={value!r} is not a number of bytes: no limit",
+              file=sys.stderr, flush=True)
+        return None
+    return int(value) or None
 
 
 def load(spec):
@@ -285,6 +359,9 @@ def arguments(argv):
                    help="largest request head (request line and fields), else 431")
     p.add_argument("--script-name", default=os.environ.get("SCRIPT_NAME", ""),
                    help="SCRIPT_NAME, the path the application is mounted at")
+    p.add_argument("--forwarded-allow-ips", default=os.environ.get("ACTD_FORWARDED_ALLOW_IPS", ""),
+                   metavar="CIDR[,CIDR...]",
+                   help="trust X-Forwarded-For and X-Forwarded-Proto from these networks (default: none)")
     return p.parse_args(argv)
 
 
@@ -293,16 +370,27 @@ def main(argv=None):
     from .worker import Worker
     fds.close_on_exec()  # before the application loads: what it runs gets no listener
     args = arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        access_log = accesslog.from_environ(os.environ)
+    except ValueError as err:
+        raise SystemExit(f"actd.wsgi: ACTD_ACCESS_LOG_FORMAT: {err}") from None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the master's: it drains us
     faulthandler.register(signal.SIGQUIT, file=sys.stderr, all_threads=True)  # busy timeout
     if args.chdir:
         os.chdir(args.chdir)
     sys.path.insert(0, os.getcwd())
-    options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name)
-    server = Server(load(args.app), options)
+    try:
+        allowed = forwarded.networks(args.forwarded_allow_ips)
+    except ValueError as err:
+        raise SystemExit(f"actd.wsgi: --forwarded-allow-ips: {err}") from None
+    options = Options(args.keep_alive, args.timeout, args.limit_request_head, args.script_name,
+                      max_body(os.environ), allowed)
+    server = Server(load(args.app), options, access_log=access_log)
 
     def run_child():
         worker = Worker(server.serve)
+        if options.timeout > 0:
+            worker.header_timeout = options.timeout
         server.hooks = worker
         worker.run()
 

@@ -13,6 +13,10 @@ class PassedTest(unittest.TestCase):
             ("two listeners, shared mode", {"LISTEN_FDS": "2"}, [3, 4]),
             ("nothing set", {}, []),
             ("not numbers", {"LISTEN_FDS": "x", "ACTD_CHANNEL_FD": "-1"}, []),
+            ("access log file", {"LISTEN_FDS": "1", "ACTD_CHANNEL_FD": "4", "ACTD_ACCESS_LOG": "fd:5"}, [3, 4, 5]),
+            ("access log to the journal", {"LISTEN_FDS": "1", "ACTD_ACCESS_LOG": "journal"}, [3]),
+            ("access log and TLS", {"LISTEN_FDS": "2", "ACTD_CHANNEL_FD": "5", "ACTD_ACCESS_LOG": "fd:6",
+                                    "ACTD_TLS": "0=7 1=8"}, [3, 4, 5, 6, 7, 8]),
         ]:
             with self.subTest(name):
                 self.assertEqual(fds.passed(environ), want)

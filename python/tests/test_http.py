@@ -91,6 +91,12 @@ class ParseTest(unittest.TestCase):
             with self.subTest(head):
                 self.assertEqual(parse(head).keep_alive, want)
 
+    def test_describe(self):
+        for target, want in [("/p", "GET /p"), ("/p?token=s3cret", "GET /p"), ("/p?", "GET /p"),
+                             ("http://h/p?q", "GET http://h/p")]:
+            with self.subTest(target):
+                self.assertEqual(http.parse(f"GET {target} HTTP/1.1\r\nHost: h".encode()).describe(), want)
+
     def test_split_target(self):
         cases = [
             ("/a%20b?q=%20", "/a b", "q=%20"),

@@ -123,7 +123,7 @@ class ScreenForTest(unittest.TestCase):
 class Child:
     """A worker process with one TCP listener, and the test as its master."""
 
-    def __init__(self, test, filter="http", revision=4):
+    def __init__(self, test, filter="http", revision=4, program=CHILD, mode="dispatch", pass_fds=(), **extra):
         self.test = test
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.setblocking(False)  # as the master sets it
@@ -131,10 +131,12 @@ class Child:
         self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.settimeout(10)
         test.addCleanup(self.sock.close)
-        env = dict(os.environ, LISTEN_FDS="1", ACTD_CHANNEL_FD="4", ACTD_ACCEPT_MODE="dispatch",
-                   ACTD_PROTOCOL=str(revision), ACTD_ACCEPT_FILTER=filter, ACTD_SLOT="0")
+        env = dict(os.environ, LISTEN_FDS="1", ACTD_CHANNEL_FD="4", ACTD_ACCEPT_MODE=mode,
+                   ACTD_PROTOCOL=str(revision), ACTD_ACCEPT_FILTER=filter, ACTD_SLOT="0", **extra)
         fds = (self.listener.fileno(), child.fileno())
-        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, *map(str, fds)], pass_fds=fds, env=env)
+        self.proc = subprocess.Popen([sys.executable, "-c", program, *map(str, fds)], pass_fds=fds + tuple(pass_fds),
+                                     env=env)
+        self.trailer = b""  # what the last message heard carried after its header
         child.close()
         test.addCleanup(self._end)
 
@@ -143,8 +145,8 @@ class Child:
             self.proc.kill()
         self.proc.wait(10)
 
-    def send(self, kind, listener=0, value=0, fd=None):
-        socket.send_fds(self.sock, [ch.HEADER.pack(kind, 1, listener, value)], [] if fd is None else [fd])
+    def send(self, kind, listener=0, value=0, fd=None, trailer=b""):
+        socket.send_fds(self.sock, [ch.HEADER.pack(kind, 1, listener, value) + trailer], [] if fd is None else [fd])
 
     def heard(self, timeout=10):
         """Return the next message as (type, listener, value, fds), or None
@@ -154,7 +156,8 @@ class Child:
             msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
         except socket.timeout:  # TimeoutError from Python 3.10 on
             return None
-        kind, _, listener, value = ch.HEADER.unpack(msg)
+        kind, _, listener, value = ch.HEADER.unpack(msg[:ch.HEADER.size])
+        self.trailer = msg[ch.HEADER.size:]
         return kind, listener, value, fds
 
     def expect(self, kind, listener=0):

@@ -209,9 +209,10 @@ class ServerTest(unittest.TestCase):
 
     def test_app_errors(self):
         with stderr_captured() as err:
-            got = self.one(fails, b"GET /boom HTTP/1.1\r\nHost: h\r\n\r\n")
+            got = self.one(fails, b"GET /boom?token=s3cret HTTP/1.1\r\nHost: h\r\n\r\n")
         self.assertEqual(got[0], 500)
         self.assertIn("GET /boom", err.getvalue())
+        self.assertNotIn("s3cret", err.getvalue())  # the query may carry tokens
         self.assertIn("RuntimeError: the application broke", err.getvalue())
         self.assertIn("Traceback", err.getvalue())
 
@@ -252,6 +253,8 @@ class ServerTest(unittest.TestCase):
             ("bad chunk", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400),
             ("long line", b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: h\r\n\r\n", 414),
             ("large head", b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * 40000 + b"\r\n\r\n", 431),
+            ("head just over 32 KiB", b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * (32768 - 31) + b"\r\n\r\n", 431),
+            ("101 fields", b"GET / HTTP/1.1\r\nHost: h\r\n" + b"X: 1\r\n" * 100 + b"\r\n", 431),
             ("HTTP/2", b"GET / HTTP/2.0\r\n\r\n", 505),
             ("gzip body", b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
         ]
@@ -260,6 +263,70 @@ class ServerTest(unittest.TestCase):
                 got = parse_responses(exchange(validated(echo), data + b"GET /next HTTP/1.1\r\nHost: h\r\n\r\n"))
                 self.assertEqual([s for s, _, _ in got], [status])
                 self.assertEqual(got[0][1]["connection"], "close")
+
+    def test_body_limit(self):
+        calls = []
+
+        def counted(environ, start_response):
+            calls.append(environ["PATH_INFO"])
+            return echo(environ, start_response)
+
+        def forgiving(environ, start_response):  # swallows the 413 and answers
+            try:
+                environ["wsgi.input"].read(100)
+            except Exception:
+                pass
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"forgave"]
+
+        next_one = b"GET /next HTTP/1.1\r\nHost: h\r\n\r\n"
+        chunked = b"POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+        cases = [
+            ("length at the limit", counted, b"POST /l HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n0123456789",
+             [(200, b"POST /l  0123456789"), (200, b"GET /next  ")], ["/l", "/next"]),
+            ("length over", counted, b"POST /l HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n0123456789a",
+             [(413, b"Content Too Large\n")], []),
+            ("chunked at the limit", counted, chunked + b"5\r\n01234\r\n5\r\n56789\r\n0\r\n\r\n",
+             [(200, b"POST /c  0123456789"), (200, b"GET /next  ")], ["/c", "/next"]),
+            ("chunked grows over", counted, chunked + b"5\r\n01234\r\n6\r\n56789a\r\n0\r\n\r\n",
+             [(413, b"Content Too Large\n")], ["/c"]),
+            ("chunked over, swallowed", forgiving, chunked + b"b\r\n0123456789a\r\n0\r\n\r\n",
+             [(200, b"forgave")], []),
+        ]
+        for name, app, data, want, called in cases:
+            with self.subTest(name), stderr_captured():
+                calls.clear()
+                raw = exchange(validated(app), data + next_one, Options(keep_alive=2, timeout=5, max_body=10))
+                got = parse_responses(raw)
+                self.assertEqual([(s, b) for s, _, b in got], want)
+                self.assertEqual(calls, called)
+                if want[0][0] == 413 or app is forgiving:
+                    self.assertEqual(got[-1][1]["connection"], "close")
+
+    def test_head_limits_at_the_edge(self):
+        # 32 KiB of head and 100 fields are served; one byte or field more is 431 (test_malformed)
+        for name, head in [("32768 bytes", b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * (32768 - 32) + b"\r\n\r\n"),
+                           ("100 fields", b"GET / HTTP/1.1\r\nHost: h\r\n" + b"X: 1\r\n" * 99 + b"\r\n")]:
+            with self.subTest(name):
+                self.assertEqual(self.one(echo, head)[0], 200)
+
+    def test_body_limit_unread(self):
+        # The 413 comes at once: the body is neither awaited nor read.
+        pair = Pair(validated(echo), Options(keep_alive=2, timeout=5, max_body=10))
+        pair.client.sendall(b"PUT /big HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000\r\n"
+                            b"Expect: 100-continue\r\n\r\n")
+        with stderr_captured() as err:
+            raw = pair.read_all()
+        self.assertEqual([s for s, _, _ in parse_responses(raw)], [413])
+        self.assertNotIn(b"100 Continue", raw)
+        self.assertIn("Content-Length 1000000 over 10", err.getvalue())
+
+    def test_max_body_environ(self):
+        cases = [({}, None), ({"ACTD_MAX_REQUEST_BODY": "0"}, None), ({"ACTD_MAX_REQUEST_BODY": "1073741824"}, 1 << 30),
+                 ({"ACTD_MAX_REQUEST_BODY": "1G"}, None), ({"ACTD_MAX_REQUEST_BODY": "-1"}, None)]
+        for environ, want in cases:
+            with self.subTest(environ), stderr_captured():
+                self.assertEqual(wsgi.max_body(environ), want)
 
     def test_environ(self):
         seen = {}
