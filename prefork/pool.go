@@ -23,6 +23,7 @@ type Pool struct {
 	table     *table     // mode.table()
 	program   Program
 	env       []string
+	tls       tlsFiles // the current generation's certificates (tlsfds.go)
 	log       *slog.Logger
 	listeners []*listener
 	slots     []*slot // index = slot number; grows, never shrinks
@@ -97,7 +98,10 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		}
 		p.listeners = append(p.listeners, ln)
 	}
-	p.env = childEnv(cfg, p.listeners)
+	if p.tls, err = newTLSFiles(cfg.TLS, p.listeners); err != nil {
+		return nil, err
+	}
+	p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
 	p.mem = newMemory(cfg, log)
 	return p, nil
 }
