@@ -196,8 +196,14 @@ func TestLanguagesNamedLetters(t *testing.T) {
 func TestCapSince(t *testing.T) {
 	row := regexp.MustCompile("(?m)^\\| \\d+ \\| `(\\w+)` \\|.*revision (\\d+) \\|$")
 	rows := row.FindAllStringSubmatch(string(protocolDoc(t)), -1)
-	if len(rows) != len(capNames) {
-		t.Fatalf("docs/protocol.md has %d capability rows ending in a revision, the code %d capabilities", len(rows), len(capNames))
+	named := 0 // a reserved bit's name is ""
+	for _, c := range capNames {
+		if c != "" {
+			named++
+		}
+	}
+	if len(rows) != named {
+		t.Fatalf("docs/protocol.md has %d capability rows ending in a revision, the code %d capabilities", len(rows), named)
 	}
 	for _, r := range rows {
 		if got := strconv.Itoa(capSince[r[1]]); got != r[2] {
