@@ -117,6 +117,8 @@
 // function on the loop), cloexec.go (what the master inherited stays out
 // of children), orphans.go (reaping exited processes no slot owns),
 // zygote.go (preload), memory.go, usage.go and oom.go (children's memory:
-// limits, readings, OOM kills), cgroup.go (per-child groups). Every file
-// is named here (TestDocFiles).
+// limits, readings, OOM kills), cgroup.go (per-child groups), tlscert.go
+// (which listener terminates TLS with which certificate) and tlsfds.go
+// (the certificates' memfds, the fds after the back-channel, the tls
+// capability at hello). Every file is named here (TestDocFiles).
 package prefork
