@@ -54,9 +54,9 @@ const (
 	// only; the master tells it the largest response it takes in
 	// EnvOffloadMax.
 	CapOffload
-	// capProxy is bit 4, reserved for CapProxy (PROXY protocol,
-	// revision 6), which another change adds.
-	capProxy
+	// Bit 4 is reserved for CapProxy (PROXY protocol, revision 6),
+	// which another change adds.
+	_
 	// CapTLS: the worker terminates TLS (revision 6) on the listeners
 	// named in EnvTLS, with the certificate and key the master passes in
 	// the memfd named there; it never gives a TLS connection back (Keep)
