@@ -238,3 +238,51 @@ func TestTLSBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// splitConn writes its first Write in two parts: 3 bytes, then, once
+// between returns, the rest.
+type splitConn struct {
+	net.Conn
+	between func()
+	done    bool
+}
+
+func (c *splitConn) Write(b []byte) (int, error) {
+	if c.done || len(b) <= 3 {
+		return c.Conn.Write(b)
+	}
+	c.done = true
+	n, err := c.Conn.Write(b[:3])
+	if err != nil {
+		return n, err
+	}
+	c.between()
+	k, err := c.Conn.Write(b[3:])
+	return n + k, err
+}
+
+// TestTLSHeldThenServed: under the http filter a ClientHello that comes
+// in two parts is held by the master until whole, then handed to a child
+// (C), which terminates TLS and serves the request.
+func TestTLSHeldThenServed(t *testing.T) {
+	cert := testcert.Write(t, t.TempDir(), "server", 9)
+	a := startActd(t, nil, "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--accept-filter", "http", "--start-children", "1")
+	raw, err := net.DialTimeout("unix", a.sock, tlsBound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetDeadline(time.Now().Add(tlsBound))
+	held := false
+	split := &splitConn{Conn: raw, between: func() {
+		waitFor(t, "the partial ClientHello held", tlsBound, func() bool {
+			h := a.status(t).Snapshot.Held
+			return h != nil && h.Held > 0
+		})
+		held = true
+	}}
+	c := tls.Client(split, &tls.Config{RootCAs: cert.Pool, ServerName: "localhost"})
+	defer c.Close()
+	if body := tlsGet(t, c, bufio.NewReader(c), "/"); !held || !strings.HasPrefix(body, "slot=") {
+		t.Errorf("got %q, held %v; want an answer after the master held the connection", body, held)
+	}
+}
