@@ -218,6 +218,10 @@ func (p *Pool) teardown() {
 	for _, l := range p.listeners {
 		unix.Close(l.FD)
 	}
+	p.tls.close() // tlsfds.go
+	if p.prev != nil {
+		p.prev.tls.close()
+	}
 }
 
 // turn is one pass of the master loop: wait for events or the next tick,

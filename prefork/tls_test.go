@@ -95,7 +95,7 @@ func TestTLSNeedsCapability(t *testing.T) {
 			t.Fatal("Run still running 10s after the hello: want it to stop")
 		}
 		var fe *prefork.FieldError
-		if !errors.As(err, &fe) || fe.Field != "tls-cert" || !strings.Contains(err.Error(), "without tls") {
+		if !errors.As(err, &fe) || fe.Field != "tls-cert" || !strings.Contains(err.Error(), "no tls capability") {
 			t.Errorf("Run: got %v, want a FieldError for tls-cert", err)
 		}
 	})

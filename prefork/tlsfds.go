@@ -75,6 +75,18 @@ func (t *tlsFiles) close() {
 	t.fds = nil
 }
 
+// names returns the names of the listeners that terminate TLS, as a
+// --tls-cert value shows them: "NAME" or "NAME,NAME".
+func (t tlsFiles) names(listeners []*listener) string {
+	var names []string
+	for i, on := range t.on {
+		if on {
+			names = append(names, listeners[i].Name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
 // any reports whether a listener terminates TLS.
 func (t tlsFiles) any() bool { return len(t.fds) > 0 }
 
@@ -124,9 +136,9 @@ func (p *Pool) unfitTLS(s *slot) bool {
 	if !p.tls.any() || s.caps.Has(protocol.CapTLS) {
 		return false
 	}
-	p.unfit(s, &FieldError{Field: "tls-cert", Value: "...",
-		Allowed: fmt.Sprintf("given only for a worker that terminates TLS: child %d (pid %d) announced %v, without tls "+
-			"(docs/protocol.md, \"TLS\"); drop --tls-cert and --tls-key, or run a worker of protocol revision 6 "+
+	p.unfit(s, &FieldError{Field: "tls-cert", Value: p.tls.names(p.listeners),
+		Allowed: fmt.Sprintf("unset for this worker: child %d (pid %d) does not terminate TLS (its hello announces %v, "+
+			"no tls capability: docs/protocol.md, \"TLS\"); drop --tls-cert and --tls-key, or run a worker of protocol revision 6 "+
 			"that terminates TLS (the built-in handler, the Go library's Serve or Listener, python3 -m actd.wsgi, plackup -s Actd)",
 			s.num, s.pid, s.caps)})
 	return true

@@ -214,7 +214,7 @@ func TestTLSRefusesOldWorker(t *testing.T) {
 	cert := testcert.Write(t, t.TempDir(), "server", 7)
 	args := []string{"--listen", "unix:" + filepath.Join(t.TempDir(), "s"), "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile,
 		"--", os.Args[0], oldArg}
-	checkRefused(t, args, "tls-cert", "without tls")
+	checkRefused(t, args, "tls-cert", "no tls capability")
 }
 
 // TestTLSBadConfig: a bad certificate setting stops actd at start with
