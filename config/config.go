@@ -35,6 +35,8 @@ type Config struct {
 	ControlSocket string         // --control-socket
 	MetricsListen string         // --metrics-listen
 	LogFormat     string         // --log-format: auto, text or journal
+	TLSCert       []string       // --tls-cert [NAME=]FILE, repeatable; loaded into Pool.TLS (tls.go)
+	TLSKey        []string       // --tls-key [NAME=]FILE, repeatable
 }
 
 // UsageError is a command line that cannot be parsed: an unknown flag or a
@@ -124,7 +126,7 @@ func (c *Config) applyFile(fs *flag.FlagSet, set map[string]bool, src sources) e
 		return err
 	}
 	for _, e := range entries {
-		if first := src[e.key]; first != nil && e.key != "listen" {
+		if first := src[e.key]; first != nil && !repeatable[e.key] {
 			return &Error{Key: e.key, File: c.File, Line: e.line, Err: fmt.Errorf("set twice, first at line %d: keep one", first.Line)}
 		}
 		src[e.key] = &Error{File: c.File, Line: e.line}
@@ -134,6 +136,10 @@ func (c *Config) applyFile(fs *flag.FlagSet, set map[string]bool, src sources) e
 	}
 	return nil
 }
+
+// repeatable lists the keys a config file may give more than once, one
+// value per line.
+var repeatable = map[string]bool{"listen": true, "tls-cert": true, "tls-key": true}
 
 func (c *Config) applyEntry(fs *flag.FlagSet, set map[string]bool, e entry) error {
 	switch {
@@ -179,7 +185,10 @@ func (c *Config) validate(over map[string]string) error {
 			return &Error{Key: "metrics-listen", Err: err}
 		}
 	}
-	return c.validateWorker()
+	if err := c.validateWorker(); err != nil {
+		return err
+	}
+	return c.loadTLS()
 }
 
 // errNoForkBuiltIn refuses preload for the children actd runs itself: they

@@ -92,6 +92,8 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.Var(sizeValue{&p.OffloadMax}, "offload-max", "under an accept filter, the master finishes responses of up to `SIZE` that clients read slowly (K, M, G; 0: never)")
 	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "the responses the master finishes hold at most `SIZE` of data in all; beyond it children write them (K, M, G)")
 	durationVar(&p.SendTimeout, "send-timeout", p.SendTimeout, "close a connection whose response the master finishes once its client takes nothing for `D`")
+	fs.Var(listFlag{&c.TLSCert}, "tls-cert", "children terminate TLS with the certificate chain in PEM `[NAME=]FILE` on listener NAME, without NAME= on every listener; repeatable")
+	fs.Var(listFlag{&c.TLSKey}, "tls-key", "the private key in PEM `[NAME=]FILE` of --tls-cert's certificate for NAME; repeatable")
 	return fs, v
 }
 

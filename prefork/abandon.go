@@ -22,12 +22,13 @@ type previous struct {
 	cfg     Config
 	program Program
 	env     []string
+	tls     tlsFiles
 	backoff backoff
 }
 
 // current returns the running generation, for a reload to keep.
 func (p *Pool) current() *previous {
-	return &previous{gen: p.gen, cfg: p.cfg, program: p.program, env: p.env, backoff: p.backoff}
+	return &previous{gen: p.gen, cfg: p.cfg, program: p.program, env: p.env, tls: p.tls, backoff: p.backoff}
 }
 
 // Abandoned is a reload's generation that the pool gave up, in a snapshot.
@@ -76,7 +77,8 @@ func (p *Pool) abandon(err error) {
 	p.launcher.abandon(gen) // its zygote, if any, drains; tick starts one for the generation served on
 	p.retireGen(gen, "generation abandoned")
 	p.replace = replace
-	p.gen, p.cfg, p.program, p.env, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.backoff
+	p.tls.close()
+	p.gen, p.cfg, p.program, p.env, p.tls, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.tls, prev.backoff
 	p.ready.close(p)
 	p.keepTicking()
 	p.changedState()

@@ -101,6 +101,10 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 		if err := p.launcher.hello(s, int(m.Value)); err != nil {
 			return err
 		}
+		if p.unfitTLS(s) { // tlsfds.go
+			p.changedState()
+			return nil
+		}
 	case evPong:
 		p.onPong(s, m.Value)
 	case evRequest:
@@ -119,6 +123,9 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 		if fd == fdLost { // the budget should prevent it: say so
 			p.stats.Shed++
 			p.log.Error("a connection given back was lost: the master is out of file descriptors", "event", "shed", "slot", s.num)
+			break
+		}
+		if p.tlsKept(s, m, fds) { // tlsfds.go
 			break
 		}
 		if m.Type == protocol.Write {

@@ -52,6 +52,7 @@ type Config struct {
 	HoldBody        uint64              // --hold-body, 1M: http filter, request body bytes held before a child gets the request (bodies.go); 0: none
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
+	TLS             map[string][]byte   // --tls-cert and --tls-key: listener name ("" all others) → chain and key PEM, children terminate TLS there (tlscert.go)
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.

@@ -129,5 +129,8 @@
 //   - Memory, one type: memory.go, trend.go (growth per connection),
 //     usage.go (/proc readings), oom.go (OOM kills), cgroup.go
 //     (per-child groups).
+//   - TLS: tlscert.go (which listener terminates TLS with which
+//     certificate), tlsfds.go (the certificates' memfds, the fds after the
+//     back-channel, the tls capability at hello).
 //   - config.go (Config and its checks).
 package prefork

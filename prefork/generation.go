@@ -160,8 +160,9 @@ func (p *Pool) readyCh(gen int) chan struct{} {
 // exited, or finishing their last connection), when the generation was
 // abandoned (a Snapshot's Abandoned says why), or when a later Reload
 // superseded it (a Snapshot's Generation then differs). It returns an
-// error instead: a *FieldError, an attempt to change the accept mode or
-// filter, or ErrStopped.
+// error instead: a *FieldError (a certificate for no listener included),
+// an attempt to change the accept mode or filter, a memfd that cannot be
+// made for a certificate, or ErrStopped.
 func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, nil, err
@@ -182,8 +183,17 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 			err = ErrStopped
 			return
 		}
+		files, ferr := newTLSFiles(cfg.TLS, p.listeners)
+		if ferr != nil {
+			err = ferr
+			return
+		}
+		if p.prev != nil {
+			p.prev.tls.close() // two reloads ago: no child of it starts again
+		}
 		p.prev = p.current()
-		p.cfg, p.program, p.env = cfg, program(cfg), childEnv(cfg, p.listeners)
+		p.cfg, p.program, p.tls = cfg, program(cfg), files
+		p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
 		p.startGeneration()
 		p.stats.Reloads++
 		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)

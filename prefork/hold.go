@@ -84,6 +84,7 @@ type holder struct {
 	bodies bodyCounts  // bodies held (bodies.go)
 	store  Store       // where held connections outlive the master (store.go)
 	stored storeCounts // the store's counters
+	tls    *tlsFiles   // which listeners terminate TLS: their rule is acceptfilter.HelloReady (tlsfds.go)
 }
 
 // newHolder returns an empty holder for filter f, holding bodies of up to
@@ -182,6 +183,8 @@ func (h *holder) peekAt(i int) look {
 	from := c.got
 	c.got = n
 	switch {
+	case h.tls != nil && h.tls.onListener(c.listener):
+		return h.helloLook(buf[:n]) // tlsfds.go
 	case c.body != nil:
 		return h.lookBody(i, buf[:n])
 	case !h.filter.Ready(buf[:n], from):

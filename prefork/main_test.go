@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 //	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
 //	keephttp3   keephttp as a worker of protocol revision 3 does it: under a filter, the master accepts for it
 //	nohandoff   says hello without the handoff capability, then waits
+//	echo5       echo as a Go worker of protocol revision 5 serves it: no tls capability (tls_test.go)
 //	flood       HTTP/1.0, one request per connection; /flood sends R reports nonstop first (reports_test.go)
 //	spawner     echo that starts a grandchild for "spawn" and "spawn-listener" (leftovers_test.go)
 //	blackhole   not a worker: a grandchild that accepts on fd 3 and answers nothing (leftovers_test.go)
@@ -95,6 +96,9 @@ func runTestWorker(name string) int {
 		return blackhole()
 	case "nohandoff":
 		return misbehave(name)
+	case "echo5":
+		os.Setenv(protocol.EnvProtocol, "5") // the library then says hello without CapTLS, as it did at revision 5
+		err = worker.Serve(context.Background(), echo(delay))
 	case "garbage", "hang":
 		if claimMark() {
 			return misbehave(name)

@@ -106,7 +106,9 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	switch m {
 	case protocol.Dispatch:
 		if p.cfg.holds() {
-			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter, p.cfg.HoldBody), screen: newScreening(p), out: &sender{}}, nil
+			hold := newHolder(p.cfg.Filter, p.cfg.HoldBody)
+			hold.tls = &p.tls // tlsfds.go: the current generation's
+			return &handoffMode{p: p, hold: hold, screen: newScreening(p), out: &sender{}}, nil
 		}
 		return &dispatchMode{p: p}, nil
 	case protocol.Exclusive:

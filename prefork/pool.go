@@ -22,6 +22,7 @@ type Pool struct {
 	table     *table     // mode.table()
 	program   Program
 	env       []string
+	tls       tlsFiles // the current generation's certificates (tlsfds.go)
 	log       *slog.Logger
 	listeners []*listener
 	slots     []*slot // index = slot number; grows, never shrinks
@@ -95,7 +96,10 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		}
 		p.listeners = append(p.listeners, ln)
 	}
-	p.env = childEnv(cfg, p.listeners)
+	if p.tls, err = newTLSFiles(cfg.TLS, p.listeners); err != nil {
+		return nil, err
+	}
+	p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
 	p.mem = newMemory(&p.cfg, log)
 	p.launcher = newLauncher(p, nil)
 	return p, nil
@@ -204,6 +208,10 @@ func (p *Pool) teardown() {
 	}
 	for _, l := range p.listeners {
 		unix.Close(l.FD)
+	}
+	p.tls.close() // tlsfds.go
+	if p.prev != nil {
+		p.prev.tls.close()
 	}
 }
 

@@ -44,10 +44,11 @@ func (x *handoffMode) expire() {
 }
 
 // end closes held connection i, not ready in time: with the http filter,
-// after 408 if part of a request came; silent and parked ones quietly.
+// after 408 if part of a request came; silent and parked ones, and those
+// on a TLS listener (a plaintext 408 is no answer there), quietly.
 func (x *handoffMode) end(i int) {
 	c := &x.hold.conns[i]
-	if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
+	if x.hold.filter == acceptfilter.HTTP && c.got > 0 && !x.p.tls.onListener(c.listener) {
 		x.answer408(c.fd)
 	}
 	x.close(i)

@@ -89,6 +89,7 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		c.ch = master
 		files = append(files, uintptr(child))
 	}
+	files = append(files, p.extraFiles()...) // tlsfds.go
 	attr := &syscall.ProcAttr{
 		Env:   append(p.env[:len(p.env):len(p.env)], env),
 		Files: files,

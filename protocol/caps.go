@@ -21,7 +21,10 @@ import (
 //	5  CapOffload: Write from children, with two fds: the master finishes
 //	   a response the client reads too slowly, then parks or closes the
 //	   connection (write completion)
-const Version = 5
+//	6  CapTLS: the worker terminates TLS on the listeners EnvTLS names,
+//	   with the certificates the master passes after the back-channel;
+//	   bit 4 is reserved for CapProxy, added in the same revision
+const Version = 6
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
 // A revision-1 worker sends 0 there, and gets revision-1 messages only.
@@ -51,10 +54,20 @@ const (
 	// only; the master tells it the largest response it takes in
 	// EnvOffloadMax.
 	CapOffload
+	// Bit 4 is reserved for CapProxy (PROXY protocol, revision 6),
+	// which another change adds.
+	_
+	// CapTLS: the worker terminates TLS (revision 6) on the listeners
+	// named in EnvTLS, with the certificate and key the master passes in
+	// the memfd named there; it never gives a TLS connection back (Keep)
+	// nor hands it over to finish (Write), and applies the ClientHello
+	// readiness rule to them when it screens (acceptfilter.HelloReady).
+	CapTLS
 )
 
 // capNames names each capability, in bit order.
-var capNames = []string{"handoff", "fork", "screen", "offload"}
+// A reserved bit's name is "".
+var capNames = []string{"handoff", "fork", "screen", "offload", "", "tls"}
 
 // Has reports whether c includes every capability in want.
 func (c Caps) Has(want Caps) bool { return c&want == want }
@@ -63,12 +76,16 @@ func (c Caps) Has(want Caps) bool { return c&want == want }
 // unknown bits.
 func (c Caps) String() string {
 	var names []string
+	known := Caps(0)
 	for i, name := range capNames {
-		if c&(1<<i) != 0 {
+		if name != "" {
+			known |= 1 << i
+		}
+		if name != "" && c&(1<<i) != 0 {
 			names = append(names, name)
 		}
 	}
-	if rest := c &^ (1<<len(capNames) - 1); rest != 0 {
+	if rest := c &^ known; rest != 0 {
 		names = append(names, fmt.Sprintf("+%#04x", uint16(rest)))
 	}
 	if len(names) == 0 {

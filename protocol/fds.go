@@ -9,6 +9,21 @@ const FirstListenerFD = 3
 // ChannelFD returns the back-channel's fd in a child with n listeners.
 func ChannelFD(n int) int { return FirstListenerFD + n }
 
+// Extra fds follow the back-channel (in shared mode, which has none, the
+// listeners), in this order: the access log's file, if any, then one TLS
+// memfd per listener that terminates TLS, in listener order. The
+// environment names each one's number (EnvTLS), so a worker never
+// computes one.
+
+// FirstExtraFD returns the first extra fd in a child with n listeners,
+// with a back-channel or not.
+func FirstExtraFD(n int, channel bool) int {
+	if channel {
+		return ChannelFD(n) + 1
+	}
+	return FirstListenerFD + n
+}
+
 // Environment variables the master sets for every child.
 const (
 	EnvProtocol      = "ACTD_PROTOCOL"      // the revision the master speaks, Version
@@ -21,6 +36,7 @@ const (
 	EnvRole          = "ACTD_ROLE"          // RoleZygote for the zygote under --preload; absent for a child that serves
 	EnvFilter        = "ACTD_ACCEPT_FILTER" // data or http: the accept filter of a dispatch-mode pool; absent without one
 	EnvOffloadMax    = "ACTD_OFFLOAD_MAX"   // the largest rest of a response the master finishes (Write), in bytes; absent: none
+	EnvTLS           = "ACTD_TLS"           // INDEX=FD entries, space-separated: listener INDEX terminates TLS with the chain and key PEM in memfd FD; absent: no TLS
 )
 
 // RoleZygote is EnvRole's value for the process that loads the application
@@ -34,5 +50,5 @@ const RoleZygote = "zygote"
 var MasterEnv = []string{
 	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "FDSTORE",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
-	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax,
+	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax, EnvTLS,
 }

@@ -43,5 +43,8 @@ func helloNotes(cfg *config.Config) []string {
 	if cfg.Pool.Filter != acceptfilter.None {
 		notes = append(notes, fmt.Sprintf("accept-filter %v: the worker must announce the handoff capability; %s", cfg.Pool.Filter, after))
 	}
+	if len(cfg.Pool.TLS) > 0 {
+		notes = append(notes, "tls-cert: the worker must announce the tls capability (protocol revision 6); "+after)
+	}
 	return notes
 }

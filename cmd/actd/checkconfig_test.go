@@ -5,13 +5,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/actd/actd/internal/testcert"
 )
 
 // TestCheckConfigCapabilities: check-config refuses what it can know a
 // worker cannot do (preload for the built-in handler, which is Go), and
 // notes what only a worker COMMAND's hello tells (fork for preload,
-// handoff under a filter).
+// handoff under a filter, tls for tls-cert); a bad certificate is 78.
 func TestCheckConfigCapabilities(t *testing.T) {
+	cert := testcert.Write(t, t.TempDir(), "server", 1)
+	other := testcert.Write(t, t.TempDir(), "other", 2)
 	for _, tc := range []struct {
 		name, file string
 		code       int
@@ -24,6 +28,13 @@ func TestCheckConfigCapabilities(t *testing.T) {
 			[]string{"c.conf: ok", "note: preload: the worker's zygote must announce the fork capability",
 				"note: accept-filter http: the worker must announce the handoff capability", "old generation serves on"}, ""},
 		{"filter, built-in handler", "accept-filter = http\n", exitOK, []string{"c.conf: ok"}, "note:"},
+		{"tls, worker", "tls-cert = " + cert.CertFile + "\ntls-key = " + cert.KeyFile + "\nworker = /bin/sh\n", exitOK,
+			[]string{"c.conf: ok", "note: tls-cert: the worker must announce the tls capability"}, ""},
+		{"tls, built-in handler", "tls-cert = " + cert.CertFile + "\ntls-key = " + cert.KeyFile + "\n", exitOK, []string{"c.conf: ok"}, "note:"},
+		{"tls, key of another certificate", "tls-cert = " + cert.CertFile + "\ntls-key = " + other.KeyFile + "\n", exitConfig,
+			[]string{"c.conf:2: tls-key:", "does not match"}, ""},
+		{"tls, shared mode", "accept = shared\ntls-cert = " + cert.CertFile + "\ntls-key = " + cert.KeyFile + "\nworker = /bin/sh\n", exitConfig,
+			[]string{"c.conf:2: tls-cert:", "shared"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "c.conf")

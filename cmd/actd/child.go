@@ -53,7 +53,9 @@ func runChild(args []string) int {
 			files = args[2]
 		}
 		if delay, err = time.ParseDuration(args[1]); err == nil {
-			err = serveChild(func(ctx context.Context) error { return worker.ServeKeepFD(ctx, httpHandler(delay, files)) })
+			err = serveChild(func(ctx context.Context) error {
+				return worker.ServeKeepFDTLS(ctx, httpHandler(delay, files), httpsHandler(delay, files))
+			})
 		}
 	default:
 		err = fmt.Errorf("unknown child command %q", args)

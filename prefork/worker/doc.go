@@ -23,6 +23,12 @@
 // SendFileOrFinish; protocol revision 5, capability offload), and writes
 // one the master gives back (U) itself.
 //
+// Under --tls-cert (ACTD_TLS, protocol revision 6, capability tls) Serve,
+// ServeEnv, Listener and ServeKeepFDTLS terminate TLS on the listeners the
+// master names, with the certificate it passes (tls.go): the handler, or
+// Accept, gets a *tls.Conn after its handshake. ServeFD and ServeKeepFD
+// do not, and the master refuses them there.
+//
 // It answers pings, and returns nil after a drain order or when the master
 // is gone (EOF on the back-channel), always after finishing the connection
 // in hand. The handler's connection is closed when the handler returns.

@@ -20,6 +20,9 @@ type Env struct {
 	Revision  int                 // the protocol revision the master speaks; 1 if it does not say
 	Filter    acceptfilter.Filter // the pool's accept filter (dispatch mode); None if unset or unknown
 	Offload   int64               // the most bytes of a response the master finishes (EnvOffloadMax); 0 if unset
+	TLS       map[int]int         // listener index to the memfd of its certificate and key (EnvTLS); nil if unset
+
+	tls terminator // the certificates loaded, when the server takes TLS connections (tls.go)
 }
 
 // FromEnv reads the child's environment. It returns an error naming the
@@ -45,6 +48,9 @@ func FromEnv() (Env, error) {
 	e.Filter, _ = acceptfilter.Parse(os.Getenv(protocol.EnvFilter)) // unknown: none, the master-first path
 	if n, err := strconv.ParseInt(os.Getenv(protocol.EnvOffloadMax), 10, 64); err == nil && n > 0 {
 		e.Offload = n
+	}
+	if e.TLS, err = parseTLSEnv(os.Getenv(protocol.EnvTLS), n); err != nil {
+		return e, err
 	}
 	if e.Mode.SpeaksProtocol() {
 		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {
@@ -75,5 +81,8 @@ func (e Env) closeOnExec() {
 	}
 	if e.Channel >= 0 {
 		unix.CloseOnExec(e.Channel)
+	}
+	for _, fd := range e.TLS {
+		unix.CloseOnExec(fd)
 	}
 }

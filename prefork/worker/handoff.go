@@ -30,7 +30,7 @@ type KeepFDHandler func(fd int, parkable bool) (giveBack bool)
 type keepServer func(fd int) bool
 
 func (h KeepFDHandler) server() connServer {
-	return func(fd int) {
+	return func(fd, _ int) {
 		defer unix.Close(fd)
 		h(fd, false)
 	}
@@ -79,8 +79,8 @@ func serveHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.
 		unix.Close(fd)
 		return err
 	}
-	if keep == nil {
-		h(fd)
+	if keep == nil || env.terminates(l) {
+		h(fd, l)
 		return ch.send(protocol.Idle, 0, 0)
 	}
 	var err error

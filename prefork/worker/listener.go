@@ -34,7 +34,7 @@ func Listener() (net.Listener, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	l := &listener{
-		conns:  make(chan *conn),
+		conns:  make(chan net.Conn),
 		closed: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		ctx:    ctx,
@@ -48,7 +48,8 @@ func Listener() (net.Listener, error) {
 
 // listener hands the connections the protocol loop accepts to Accept.
 type listener struct {
-	conns  chan *conn    // the loop hands a connection over
+	conns  chan net.Conn // the loop hands a connection over: a *conn, or a *tls.Conn over one
+	tls    terminator    // the listeners that terminate TLS (tls.go)
 	closed chan struct{} // the connection handed over was closed
 	done   chan struct{} // closed when the loop has returned
 	err    error         // the loop's result, set before done is closed
@@ -62,13 +63,16 @@ type listener struct {
 // connection to Accept and waits until it is closed.
 func (l *listener) run(env Env) {
 	defer close(l.done)
-	l.err = serveEnv(l.ctx, env, l.serve)
+	l.err = serveTLS(l.ctx, env, l.serve, nil, func(h connServer, t terminator) connServer {
+		l.tls = t // before the first connection
+		return h
+	})
 }
 
 // serve hands fd to Accept as a conn and waits for its Close. After Close
 // (of the listener), the connection is closed unserved.
-func (l *listener) serve(fd int) {
-	c := newConn(fd, l.wake, l.closed)
+func (l *listener) serve(fd, li int) {
+	c := l.listenerConn(fd, li) // tls.go
 	if c == nil {
 		return
 	}

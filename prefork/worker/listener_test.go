@@ -57,6 +57,13 @@ func httpWorker() int {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "pid=%d path=%s\n", os.Getpid(), r.URL.Path)
 	})
+	mux.HandleFunc("/tls", func(w http.ResponseWriter, r *http.Request) { // tls_test.go
+		if r.TLS == nil {
+			fmt.Fprintf(w, "pid=%d plain\n", os.Getpid())
+			return
+		}
+		fmt.Fprintf(w, "pid=%d tls=%x alpn=%s\n", os.Getpid(), r.TLS.Version, r.TLS.NegotiatedProtocol)
+	})
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) { io.Copy(w, r.Body) })
 	mux.HandleFunc("/sleep", func(w http.ResponseWriter, r *http.Request) {
 		d, _ := time.ParseDuration(r.URL.Query().Get("d"))
@@ -378,6 +385,12 @@ type actdPool struct {
 // the test failed.
 func startActd(t *testing.T, actd, mode string) *actdPool {
 	t.Helper()
+	return startActdWith(t, actd, mode)
+}
+
+// startActdWith is startActd with more flags for actd.
+func startActdWith(t *testing.T, actd, mode string, flags ...string) *actdPool {
+	t.Helper()
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -386,8 +399,9 @@ func startActd(t *testing.T, actd, mode string) *actdPool {
 	p := &actdPool{actd: actd, addr: ln.Addr().String(), control: filepath.Join(dir, "ctl.sock"),
 		log: filepath.Join(dir, "actd.log"), exited: make(chan error, 1)}
 	ln.Close()
-	p.cmd = exec.Command(actd, "--listen", p.addr, "--accept", mode, "--control-socket", p.control,
-		"--log-format", "text", "--start-children", "2", "--min-spare", "1", "--", os.Args[0])
+	args := append([]string{"--listen", p.addr, "--accept", mode, "--control-socket", p.control,
+		"--log-format", "text", "--start-children", "2", "--min-spare", "1"}, flags...)
+	p.cmd = exec.Command(actd, append(args, "--", os.Args[0])...)
 	p.cmd.Env = append(os.Environ(), roleEnv+"=1")
 	logf, err := os.Create(p.log)
 	if err != nil {

@@ -66,7 +66,7 @@ func (r run) take(report *lateBusy, h connServer, c, l int) error {
 	if r.screen != nil {
 		err = r.screen.serve(c, l)
 	} else {
-		h(c)
+		h(c, l)
 	}
 	return errors.Join(err, report.done(r.idle))
 }

@@ -39,6 +39,9 @@ func (e Env) caps() protocol.Caps {
 	if e.offloads() > 0 {
 		c |= protocol.CapOffload
 	}
+	if len(e.tls) > 0 {
+		c |= protocol.CapTLS
+	}
 	return c
 }
 
@@ -50,6 +53,7 @@ type screener struct {
 	h       connServer
 	keep    keepServer // nil: h serves a connection to its end
 	offload int64      // the most the master finishes (offload.go), 0 for none
+	tls     terminator // the listeners that terminate TLS (tls.go)
 }
 
 // serveScreen runs a screening child until a drain, the master's end or
@@ -64,7 +68,7 @@ func serveScreen(env Env, ch channel, h connServer, keep keepServer) error {
 	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, env.Channel, &ev); err != nil {
 		return err
 	}
-	sc := &screener{ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep, offload: env.offloads()}
+	sc := &screener{ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep, offload: env.offloads(), tls: env.tls}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
 	var p pause
 	var again retry
@@ -146,6 +150,10 @@ func (sc *screener) look(fd, l int) (bool, error) {
 	case err != nil || n == 0:
 		unix.Close(fd)
 		return false, nil
+	case sc.tls.on(l) != nil:
+		if acceptfilter.HelloReady(sc.peek[:n]) {
+			return true, nil
+		}
 	case sc.filter.Whole(sc.peek[:n]):
 		return true, nil
 	}
@@ -158,8 +166,8 @@ func (sc *screener) look(fd, l int) (bool, error) {
 // to the master (Keep) between two requests if the handler says so. It
 // closes fd.
 func (sc *screener) serve(fd, l int) error {
-	if sc.keep == nil {
-		sc.h(fd)
+	if sc.keep == nil || sc.tls.on(l) != nil {
+		sc.h(fd, l)
 		return nil
 	}
 	var err error

@@ -22,12 +22,13 @@ type Handler func(net.Conn)
 // no duplicate fd; the child serves one connection at a time anyway.
 type FDHandler func(fd int)
 
-// connServer serves the connection fd and closes it.
-type connServer func(fd int)
+// connServer serves the connection fd, accepted on listener l, and
+// closes it.
+type connServer func(fd, l int)
 
 func (h Handler) server() connServer {
 	w := newWakers()
-	return func(fd int) {
+	return func(fd, _ int) {
 		c := newConn(fd, w, nil)
 		if c == nil {
 			return
@@ -38,7 +39,7 @@ func (h Handler) server() connServer {
 }
 
 func (h FDHandler) server() connServer {
-	return func(fd int) {
+	return func(fd, _ int) {
 		defer unix.Close(fd)
 		h(fd)
 	}
@@ -68,7 +69,7 @@ func ServeFD(ctx context.Context, h FDHandler) error {
 
 // ServeEnv is Serve with an explicit Env.
 func ServeEnv(ctx context.Context, env Env, h Handler) error {
-	return serveEnv(ctx, env, h.server())
+	return serveTLS(ctx, env, h.server(), nil, h.tlsServer)
 }
 
 func serveEnv(ctx context.Context, env Env, h connServer) error {
@@ -169,7 +170,7 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 			unix.Close(c)
 			return err
 		}
-		h(c)
+		h(c, l)
 		if m.Value == protocol.KeepAccepting {
 			if err := keepAccepting(env, report, h, l, p, begin); err != nil {
 				return err

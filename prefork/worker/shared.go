@@ -33,7 +33,7 @@ func serveShared(ctx context.Context, env Env, h connServer) error {
 			}
 			p.reset()
 			if c >= 0 {
-				h(c)
+				h(c, i)
 			}
 		}
 	}

@@ -68,9 +68,9 @@ func Yield() { yields.due() }
 // yielding returns h, which passes through the scheduler when due before it
 // serves a connection (the child has just waited for it).
 func (h connServer) yielding() connServer {
-	return func(fd int) {
+	return func(fd, l int) {
 		yields.due()
-		h(fd)
+		h(fd, l)
 	}
 }
 

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/prefork/worker"
+)
+
+// httpsHandler returns the built-in handler for connections on listeners
+// that terminate TLS (--tls-cert): the library hands it each one as a
+// *tls.Conn after the handshake (worker.ServeKeepFDTLS). It answers as
+// httpHandler does, with the same framing rules, limits and statuses
+// (readRequest), and the same /bytes/N and /files/NAME; but it keeps an
+// idle keep-alive connection itself for keepAliveIdle (a TLS session
+// never goes back to the master) and writes every response itself.
+func httpsHandler(delay time.Duration, files string) worker.Handler {
+	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+	keep := append([]byte(head+"\r\n"), body...)
+	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
+	conn := &tlsConn{}
+	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
+	var text requestText
+	large := &bodies{files: files}
+	var kind, arg string
+	seen := func(line []byte) {
+		text.seen(line)
+		_, rest, _ := bytes.Cut(line, []byte(" "))
+		target, _, _ := bytes.Cut(rest, []byte(" "))
+		kind, arg = route(target)
+	}
+	return func(c net.Conn) {
+		conn.c = c
+		r.Reset(conn)
+		for {
+			worker.Yield()
+			conn.begin()
+			kind = ""
+			again, status := readRequest(r, seen)
+			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
+				status = closeQuietly // idle, not slow
+			}
+			if status != 0 {
+				if status != closeQuietly {
+					c.Write(errorResponse(status))
+				}
+				return
+			}
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			var err error
+			switch {
+			case kind != "":
+				err = large.write(c, kind, arg, again)
+			case again:
+				_, err = c.Write(keep)
+			default:
+				_, err = c.Write(closing)
+			}
+			worker.Report("")
+			if err != nil || !again {
+				return
+			}
+		}
+	}
+}
+
+// tlsConn bounds the reads of one request on a TLS connection as fdConn
+// does a plain one's: each wait by keepAliveIdle, the whole request by
+// requestDeadline; a read past either is errDeadline (408, or a quiet
+// close if nothing came).
+type tlsConn struct {
+	c     net.Conn
+	since time.Time
+	got   int
+}
+
+func (t *tlsConn) begin() { t.since, t.got = time.Now(), 0 }
+
+func (t *tlsConn) Read(p []byte) (int, error) {
+	deadline := time.Now().Add(keepAliveIdle)
+	if end := t.since.Add(requestDeadline); end.Before(deadline) {
+		deadline = end
+	}
+	t.c.SetReadDeadline(deadline)
+	n, err := t.c.Read(p)
+	t.got += n
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return n, errDeadline
+	}
+	return n, err
+}
+
+// write answers a large-body request (kind, arg from route) on w.
+func (b *bodies) write(w io.Writer, kind, arg string, keepAlive bool) error {
+	if kind == "/bytes/" {
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 || n > maxGenerated {
+			_, err = w.Write(notFound(keepAlive))
+			return err
+		}
+		_, err = w.Write(b.generated(n, keepAlive))
+		return err
+	}
+	if b.files == "" || arg == "" || strings.ContainsAny(arg, "/\\") || arg[0] == '.' {
+		_, err := w.Write(notFound(keepAlive))
+		return err
+	}
+	f, err := os.Open(filepath.Join(b.files, arg))
+	if err != nil {
+		_, err = w.Write(notFound(keepAlive))
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		_, err = w.Write(notFound(keepAlive))
+		return err
+	}
+	if _, err := w.Write(bodyHead(st.Size(), keepAlive)); err != nil {
+		return err
+	}
+	n, err := io.CopyN(w, f, st.Size())
+	if err == nil && n < st.Size() {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
