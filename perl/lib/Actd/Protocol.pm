@@ -14,12 +14,14 @@ use Exporter 'import';
 our $VERSION = '0.1.0';
 
 use constant {
-    REVISION    => 4,             # the protocol revision Actd::Worker is written for
+    REVISION    => 5,             # the protocol revision Actd::Worker is written for
     WIRE        => 1,             # the header format, the second byte of every message
     HEADER      => 'a1 C n N',    # type, wire, listener (u16), value (u32), network order
     HEADER_SIZE => 8,
     MAX_TEXT    => 248,           # the longest text after the header (R)
     FIRST_FD    => 3,             # listener i is fd 3 + i; the back-channel follows them
+    TRAILER     => 'Q> Q>',       # revision 5: W's and U's offset and length (u64), after the header
+    TRAILER_SIZE => 16,
 };
 
 # Messages, child -> master.
@@ -31,6 +33,7 @@ use constant {
     SERVED  => 'S',    # value: how many connections, finished without a B
     REQUEST => 'R',    # revision 2: the request in hand, as text
     KEEP    => 'K',    # revision 3: a connection given back, its fd attached
+    WRITE   => 'W',    # revision 5: finish this response: the connection and the data attached, a trailer
 };
 
 # Messages, master -> child.
@@ -40,6 +43,7 @@ use constant {
     DRAIN      => 'D',
     CONNECTION => 'C',    # revision 3: a connection handed over, its fd attached
     FORK       => 'F',    # revision 3, to a zygote: fork the child of slot listener
+    UNSENT     => 'U',    # revision 5: a W the master did not take: write it yourself (two fds, a trailer)
 };
 
 # Capabilities: the bits of a hello's listener field.
@@ -47,20 +51,22 @@ use constant {
     HANDOFF  => 1 << 0,    # takes C, may send K (revision 3)
     CAP_FORK => 1 << 1,    # a zygote: takes F (revision 3)
     SCREEN   => 1 << 2,    # accepts by itself under a filter, K from any state (revision 4)
+    OFFLOAD  => 1 << 3,    # may hand the master a response to finish (W), takes U (revision 5)
 };
 
 # Values with a meaning.
 use constant {
     KEEP_ACCEPTING => 1,    # an A's: accept more on that listener after this one
     NOT_READY      => 1,    # a K's: accepted and found not ready (0: kept alive, parked)
+    KEEP_ALIVE     => 1,    # a W's or U's: park the connection once sent (0: close it)
 };
 
 our @EXPORT_OK = qw(
-    REVISION WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD
-    HELLO IDLE BUSY PONG SERVED REQUEST KEEP
-    ACCEPT PING DRAIN CONNECTION FORK
-    HANDOFF CAP_FORK SCREEN
-    KEEP_ACCEPTING NOT_READY
+    REVISION WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD TRAILER TRAILER_SIZE
+    HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE
+    ACCEPT PING DRAIN CONNECTION FORK UNSENT
+    HANDOFF CAP_FORK SCREEN OFFLOAD
+    KEEP_ACCEPTING NOT_READY KEEP_ALIVE
 );
 
 1;

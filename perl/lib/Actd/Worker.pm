@@ -1,7 +1,7 @@
 package Actd::Worker;
 
 # Actd::Worker: the worker side of actd's back-channel protocol
-# (docs/protocol.md, revision 4), in core Perl. It finds the listeners and
+# (docs/protocol.md, revision 5), in core Perl. It finds the listeners and
 # the back-channel actd handed this process, says hello, and runs the
 # accept loop of the pool's mode, calling back for each connection it
 # accepts. The caller serves one connection at a time.
@@ -34,6 +34,13 @@ package Actd::Worker;
 # to the master (K with its fd and the value NOT_READY, nothing else). It
 # takes C at any time (B, serve, I), and any connection may go back
 # between two requests (K).
+#
+# Write completion (revision 5, capability "offload", announced with
+# handoff under a filter when ACTD_PROTOCOL is 5 or more and
+# ACTD_OFFLOAD_MAX a number above 0): the caller may hand a connection
+# that may go back, with the rest of its response, to the master (finish:
+# W, two fds and a trailer), and the child takes back a response the
+# master would not hold (U): B, write it (Actd::Unsent), K or close, I.
 
 use strict;
 use warnings;
@@ -42,7 +49,8 @@ use Socket qw(MSG_DONTWAIT);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
-    HELLO IDLE BUSY PONG SERVED REQUEST KEEP ACCEPT PING DRAIN CONNECTION);
+    OFFLOAD KEEP_ALIVE TRAILER TRAILER_SIZE
+    HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE ACCEPT PING DRAIN CONNECTION UNSENT);
 use Actd::Journal;
 
 our $VERSION = '0.1.0';
@@ -92,6 +100,7 @@ sub new {
         sent      => UNCHECKED,    # messages sent since the last order (dispatch mode)
         handoff   => $handoff,
         screen    => $handoff && screen_filter($mode, $protocol),    # the filter whose rule we apply, or false
+        offload_max => $handoff ? offload_max($mode, $protocol) : 0,    # the most bytes a W may carry; 0: no W
     }, $class;
     return $self;
 }
@@ -114,6 +123,17 @@ sub screen_filter {
     my ($mode, $protocol) = @_;
     my $filter = $ENV{ACTD_ACCEPT_FILTER} // '';
     return $mode eq 'dispatch' && $protocol >= 4 && $filter =~ /\A(?:data|http)\z/ ? $filter : '';
+}
+
+# offload_max: the most bytes of a response the master finishes (W): its
+# ACTD_OFFLOAD_MAX under ACTD_ACCEPT_FILTER data or http, in dispatch mode,
+# from a master of revision 5 on; else 0 (also for a value that is not a
+# number above 0).
+sub offload_max {
+    my ($mode, $protocol) = @_;
+    my $max = $ENV{ACTD_OFFLOAD_MAX} // '';
+    return 0 if $mode ne 'dispatch' || $protocol < 5 || ($ENV{ACTD_ACCEPT_FILTER} // '') !~ /\A(?:data|http)\z/;
+    return $max =~ /\A[0-9]{1,18}\z/ ? $max + 0 : 0;
 }
 
 # handoff_works: whether this perl can take file descriptors (Actd::Passfd).
@@ -177,10 +197,12 @@ sub report {
     send($self->{channel}, pack(HEADER, REQUEST, WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
-# receive: the master's next message as (type, listener, value, fd), or an
-# empty list at end of file; fd is the connection a C carries (a handle),
-# else undef. Dies on a packet that is not a wire-1 message, and on a C
-# without a file descriptor or another message with one.
+# receive: the master's next message as (type, listener, value, conn,
+# unsent), or an empty list at end of file; conn is the connection a C or
+# U carries (a handle), else undef; unsent, for a U, is { data => a
+# handle, offset, length }. Dies on a packet that is not a wire-1 message,
+# on a C without its file descriptor, a U without its two and its
+# trailer, and another message with one.
 sub receive {
     my ($self) = @_;
     return $self->receive_handoff if $self->{handoff};
@@ -198,18 +220,20 @@ sub receive {
     return ($type, $listener, $value);
 }
 
-# receive_handoff: receive, with recvmsg for the fd a C carries.
+# receive_handoff: receive, with recvmsg for the fds a C or U carries.
 sub receive_handoff {
     my ($self) = @_;
-    my ($packet, $fd) = Actd::Passfd::receive_fd(fileno $self->{channel}, 256);
-    my $conn;
-    open($conn, '+<&=', $fd) or die "actd worker: fd $fd: $!\n" if defined $fd;
+    my ($packet, @fds) = Actd::Passfd::receive_fds(fileno $self->{channel}, 256);
+    my @handles = map { open(my $fh, '+<&=', $_) or die "actd worker: fd $_: $!\n"; $fh } @fds;
     return () if $packet eq '';
     my ($type, $wire, $listener, $value) = unpack HEADER, $packet;
-    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq CONNECTION) == defined $fd
+    my ($size, $count) = $type eq UNSENT ? (HEADER_SIZE + TRAILER_SIZE, 2) : (HEADER_SIZE, $type eq CONNECTION ? 1 : 0);
+    length($packet) == $size && $wire == WIRE && @fds == $count
         or die "actd worker: garbage on the back-channel: " . unpack('H*', $packet)
-        . (defined $fd ? " with an fd" : '') . "\n";
-    return ($type, $listener, $value, $conn);
+        . (@fds ? " with " . @fds . " fds" : '') . "\n";
+    return ($type, $listener, $value, @handles) if $type ne UNSENT;
+    my ($offset, $length) = unpack TRAILER, substr $packet, HEADER_SIZE;
+    return ($type, $listener, $value, $handles[0], { data => $handles[1], offset => $offset, length => $length });
 }
 
 # run: say hello, then accept and call $serve->($conn, $peer, $listener)
@@ -218,7 +242,8 @@ sub receive_handoff {
 sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
-    $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
+    $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0)
+        | ($self->{offload_max} ? OFFLOAD : 0), $$);
     $self->send_message(IDLE);
     return $self->screen if $self->{screen};
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
@@ -241,8 +266,11 @@ sub answer {
 sub dispatch {
     my ($self) = @_;
     while (!$self->{stop}) {
-        my ($type, $listener, $value, $conn) = $self->receive or return;
-        if ($type eq ACCEPT) {
+        my ($type, $listener, $value, $conn, $unsent) = $self->receive or return;
+        if ($type eq UNSENT && $self->{offload_max}) {
+            $self->{sent} = 0;
+            $self->unsent($listener, $value, $conn, $unsent);
+        } elsif ($type eq ACCEPT) {
             $self->{sent} = 0;    # the master read our I before it ordered: the channel is empty
             $self->order($listener, $value);
         } elsif ($type eq CONNECTION) {
@@ -309,6 +337,52 @@ sub handed {
     $self->send_message(IDLE);
 }
 
+# unsent: write what a U brought, a response the master did not take
+# (beyond its --offload-total), to its connection $conn from listener
+# $index: B, the data's range written blocking (Actd::Unsent), then the
+# connection back (K) if $value has KEEP_ALIVE and all went, else closed;
+# then I. Nothing of the next request is read.
+sub unsent {
+    my ($self, $index, $value, $conn, $unsent) = @_;
+    $index < @{ $self->{listeners} }
+        or die "actd worker: unsent response from listener $index of " . @{ $self->{listeners} } . "\n";
+    require Actd::Unsent;
+    $self->send_message(BUSY, $index);
+    my $ok = Actd::Unsent::write_range($conn, $unsent->{data}, $unsent->{offset}, $unsent->{length});
+    close $unsent->{data};
+    $self->keep($conn, $index) if $ok && $value & KEEP_ALIVE;
+    close $conn;
+    $self->send_message(IDLE);
+}
+
+# offloads: the most bytes of the rest of a response on the connection in
+# hand the master would finish (finish): 0 if it would not (no offload
+# capability, a connection that may not go back, or one gone already).
+sub offloads {
+    my ($self) = @_;
+    return 0 if !defined $self->{parkable} || $self->{finished};
+    return $self->{offload_max};
+}
+
+# finish: hand the connection in hand, $conn, to the master with the rest
+# of its response: $length bytes of file $data (a handle, still the
+# caller's to close) from $offset (W); the master parks the connection
+# once sent if $keep_alive, else closes it. Nothing of the next request
+# may have been read. Returns true if sent: the caller then writes and
+# reads $conn no more, and it is not given back (K); false if the master
+# would not take it (offloads) or is gone.
+sub finish {
+    my ($self, $conn, $data, $offset, $length, $keep_alive) = @_;
+    return 0 if $length > $self->offloads || $offset < 0 || $length < 0;
+    my $message = pack(HEADER, WRITE, WIRE, $self->{parkable}, $keep_alive ? KEEP_ALIVE : 0)
+        . pack(TRAILER, $offset, $length);
+    $self->{sent}++;
+    Actd::Passfd::send_fds(fileno $self->{channel}, $message, fileno $conn, fileno $data) or return 0;
+    $self->{finished}  = 1;
+    $self->{give_back} = 0;
+    return 1;
+}
+
 # await_handed: for a connection handed over, or one a screening child
 # accepted itself, called between two of its requests with nothing of the
 # next one read: wait GIVE_BACK_GRACE for the next request. Returns true if
@@ -364,9 +438,10 @@ sub take {
 # connection must not end the child.
 sub serve {
     my ($self, $conn, $peer, $index) = @_;
+    local $self->{finished} = 0;
     my $ok = eval { $self->{serve}->($conn, $peer, $index); 1 }
         or Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "actd worker: connection failed: $@");
-    if (delete $self->{give_back} && $ok) {
+    if (delete $self->{give_back} && $ok && !$self->{finished}) {
         $self->{reported} = '';
         $self->keep($conn, $index);
     }
@@ -488,9 +563,13 @@ sub screen {
 # (the later ones), then I. Returns false on a drain or end of file.
 sub screen_order {
     my ($self, $epoll) = @_;
-    my ($type, $listener, $value, $conn) = $self->receive or return 0;
+    my ($type, $listener, $value, $conn, $unsent) = $self->receive or return 0;
     if ($type eq CONNECTION) {
         $self->handed($listener, $conn);
+        return 1;
+    }
+    if ($type eq UNSENT && $self->{offload_max}) {
+        $self->unsent($listener, $value, $conn, $unsent);
         return 1;
     }
     return $self->answer($type, $value) if $type ne ACCEPT;

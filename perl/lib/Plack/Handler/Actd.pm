@@ -15,6 +15,7 @@ use Actd::HTTP qw(HEAD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status parti
 use Actd::Worker;
 use Actd::Exact;
 use Actd::Journal;
+use Actd::Offload;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -482,6 +483,11 @@ sub write_response {
         $head .= "$headers->[$i]: $headers->[$i + 1]" . CRLF;
     }
     my $bodiless = $status < 200 || $status == 204 || $status == 304;
+    my $file = !$bodiless && $env->{REQUEST_METHOD} ne 'HEAD' && !$chunked && $self->offloadable($c) && file_body($body);
+    if ($file && !$length) {    # a file's length is known: no need to chunk it
+        $head .= 'Content-Length: ' . $file->{length} . CRLF;
+        $length = 1;
+    }
     my $data;
     if (!$bodiless && ref $body eq 'ARRAY') {
         $data = join '', @$body;
@@ -507,15 +513,85 @@ sub write_response {
     my $send_body = !$bodiless && $env->{REQUEST_METHOD} ne 'HEAD';
     $chunked = 0 if !$send_body;
     if (defined $data) {
-        $self->write_all($c, $send_body ? $head . ($chunked ? chunk($data) . "0" . CRLF . CRLF : $data) : $head);
+        $self->write_last($c, $send_body ? $head . ($chunked ? chunk($data) . "0" . CRLF . CRLF : $data) : $head);
         return;
     }
     $self->write_all($c, $head);
+    if ($file) {
+        $self->write_file_last($c, $file, content_length($headers));
+        ref $body eq 'GLOB' ? close $body : $body->close;
+        return;
+    }
     my $writer = Plack::Handler::Actd::Writer->new($self, $c, $chunked, $send_body);
     return $writer if !defined $body;
     Plack::Util::foreach($body, sub { $writer->write($_[0]) });
     $writer->close;
     return;
+}
+
+# offloadable: whether the rest of a response on $c may go to the master
+# (W): the worker would take it (Actd::Worker::offloads) and nothing of
+# the next request has been read.
+sub offloadable {
+    my ($self, $c) = @_;
+    return $c->{alive} && $c->{buf} eq '' && $self->{worker} && $self->{worker}->offloads > 0;
+}
+
+# file_body: for a body that is a real file handle on a regular file, {
+# fh, offset (its position), length (the bytes after it) }; else undef.
+sub file_body {
+    my ($body) = @_;
+    return undef if !ref $body || ref $body eq 'ARRAY' || !Plack::Util::is_real_fh($body) || !-f $body;
+    my $offset = tell $body;
+    my $size   = -s _;
+    return undef if $offset < 0 || $offset > $size;
+    return { fh => $body, offset => $offset, length => $size - $offset };
+}
+
+# content_length: the value of the Content-Length among $headers, a
+# number, or undef.
+sub content_length {
+    my ($headers) = @_;
+    for (my $i = 0; $i < @$headers; $i += 2) {
+        return $headers->[ $i + 1 ] + 0 if lc $headers->[$i] eq 'content-length' && $headers->[ $i + 1 ] =~ /\A[0-9]+\z/;
+    }
+    return undef;
+}
+
+# write_last: send $data, the end of a response, as write_all does; on a
+# connection that may go to the master (offloadable), a client that takes
+# no byte for Actd::Offload::PATIENCE gets the rest from the master: it
+# goes in a memory file with the connection (W), and the connection is
+# the master's (not alive here). Returns whether all was sent or handed
+# over.
+sub write_last {
+    my ($self, $c, $data) = @_;
+    return $self->write_all($c, $data) if !$self->offloadable($c);
+    my $result = Actd::Offload::send_last($c->{conn}, \$data, 0, $self->{read_timeout}, sub {
+        my ($at) = @_;
+        return 0 if length($data) - $at > $self->{worker}->offloads;
+        my $fh = Actd::Offload::memory_file(\$data, $at) // return 0;
+        my $ok = $self->{worker}->finish($c->{conn}, $fh, 0, length($data) - $at, $c->{keepalive});
+        close $fh;
+        return $ok;
+    });
+    $c->{alive} = 0 if $result != Actd::Offload::SENT;
+    return $result != Actd::Offload::FAILED;
+}
+
+# write_file_last: send $file (file_body), the body of a response whose
+# head went, up to $length bytes (its Content-Length) if given; a client
+# that takes no byte for Actd::Offload::PATIENCE gets the rest from the
+# master, which is given the file itself (W). Returns as write_last.
+sub write_file_last {
+    my ($self, $c, $file, $length) = @_;
+    $length = $file->{length} if !defined $length || $length > $file->{length};
+    my $result = Actd::Offload::send_file_last($c->{conn}, $file->{fh}, $file->{offset}, $length, $self->{read_timeout}, sub {
+        my ($offset, $left) = @_;
+        return $self->{worker}->finish($c->{conn}, $file->{fh}, $offset, $left, $c->{keepalive});
+    });
+    $c->{alive} = 0 if $result != Actd::Offload::SENT;
+    return $result != Actd::Offload::FAILED;
 }
 
 # complain: log $text, an error of the application or the handler, to
