@@ -39,6 +39,12 @@ my %DEFAULTS = (
     read_timeout      => 5,    # seconds for a request's head, and for each read or write
 );
 
+# Reason phrases RFC 9110 names otherwise than this HTTP::Status does.
+my %REASON = (413 => 'Content Too Large');
+
+# reason: the reason phrase of $status, or undef for an unknown one.
+sub reason { $REASON{ $_[0] } // HTTP::Status::status_message($_[0]) }
+
 my $NULL_INPUT = do { open(my $fh, '<', \'') or die; $fh };
 
 # new: the server, from plackup's options. host, port, listen and socket
@@ -53,7 +59,19 @@ sub new {
             or die "Plack::Handler::Actd: --" . ($name =~ tr/_/-/r) . " $args{$name}: want seconds > 0\n";
         $self{$name} = $args{$name};
     }
+    $self{max_request_body} = max_request_body();
     return bless \%self, $class;
+}
+
+# max_request_body: the largest request body in bytes, from
+# ACTD_MAX_REQUEST_BODY (actd's --max-request-body); undef when it is
+# absent or 0 (no limit, as --max-request-body 0). Dies naming the variable for a value that is not a
+# number of bytes.
+sub max_request_body {
+    my $max = $ENV{ACTD_MAX_REQUEST_BODY} // return undef;
+    $max =~ /\A[0-9]{1,18}\z/
+        or die "Plack::Handler::Actd: ACTD_MAX_REQUEST_BODY=\"$max\": want a number of bytes\n";
+    return $max > 0 ? $max + 0 : undef;
 }
 
 # run: serve $app in this actd child until the master drains it or goes
@@ -311,6 +329,7 @@ sub read_body {
         my $status = length_status($length);
         return $status if $status;
         $env->{CONTENT_LENGTH} = $length += 0;
+        return 413 if $self->over_limit($length);    # at once, nothing of the body read
         if (!$length) {
             $env->{'psgi.input'} = $NULL_INPUT;
             return 0;
@@ -324,6 +343,12 @@ sub read_body {
     return $status if $status;
     $env->{'psgi.input'} = $buffer->rewind;
     return 0;
+}
+
+# over_limit: whether a body of $size bytes is over ACTD_MAX_REQUEST_BODY.
+sub over_limit {
+    my ($self, $size) = @_;
+    return defined $self->{max_request_body} && $size > $self->{max_request_body};
 }
 
 # expect: answer Expect: 100-continue (HTTP/1.1, body not sent yet);
@@ -354,7 +379,9 @@ sub copy {
 
 # read_chunked: a chunked body (RFC 9112 7.1) into $buffer; the trailer
 # fields are read and dropped. Sets CONTENT_LENGTH to the decoded size.
-# Returns 0, 400 for a malformed body, or -1 when the client went away.
+# Returns 0, 400 for a malformed body, 413 for one that grows past
+# ACTD_MAX_REQUEST_BODY (nothing of the chunk that would pass it is read
+# or spooled), or -1 when the client went away.
 sub read_chunked {
     my ($self, $c, $env, $buffer) = @_;
     my $total = 0;
@@ -363,6 +390,7 @@ sub read_chunked {
         return $line if !ref $line;
         my $size = chunk_size($$line) // return 400;
         last if !$size;
+        return 413 if $self->over_limit($total + $size);
         my $status = $self->copy($c, $size, $buffer);
         return $status if $status;
         my $end = $self->read_line($c, 0);
@@ -454,14 +482,17 @@ sub internal_error {
         [ 500, [ 'Content-Type' => 'text/plain', 'Content-Length' => 21 ], ['Internal Server Error'] ]);
 }
 
-# error_response: answer a request that could not be read, then close.
+# error_response: answer a request that could not be read, then close
+# (our sending side first, so that a client still sending a body it was
+# refused reads the answer before the close).
 sub error_response {
     my ($self, $c, $status) = @_;
-    my $text = HTTP::Status::status_message($status) // 'Error';
+    my $text = reason($status) // 'Error';
     $c->{keepalive} = 0;
     $c->{proto} //= 'HTTP/1.1';
     $self->write_response($c, { REQUEST_METHOD => 'GET' },
         [ $status, [ 'Content-Type' => 'text/plain', 'Content-Length' => length $text ], [$text] ]);
+    shutdown($c->{conn}, 1) if $c->{alive};
 }
 
 # write_response: send the status line, headers and body of $res. With no
@@ -472,7 +503,7 @@ sub write_response {
     my ($self, $c, $env, $res) = @_;
     my ($status, $headers, $body) = @$res;
     my $proto = $c->{proto};
-    my $head  = "$proto $status " . (HTTP::Status::status_message($status) // 'Unknown') . CRLF;
+    my $head  = "$proto $status " . (reason($status) // 'Unknown') . CRLF;
     my ($length, $chunked, $date);
     for (my $i = 0; $i < @$headers; $i += 2) {
         my $name = lc $headers->[$i];
