@@ -16,6 +16,7 @@ use Actd::Worker;
 use Actd::Exact;
 use Actd::Journal;
 use Actd::Offload;
+use Actd::AccessLog;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -84,6 +85,7 @@ sub run {
     }
     my $worker = Actd::Worker->new;
     $self->{worker} = $worker;
+    $self->{access_log} = Actd::AccessLog->new;    # undef: none
     $self->{app}    = $app;
     local $SIG{PIPE} = 'IGNORE';    # a client that went away is an EPIPE
     local $SIG{INT}  = 'IGNORE';    # ^C reaches the whole group: the master drains us
@@ -226,6 +228,7 @@ sub read_request {
     my ($self, $c) = @_;
     return -1 if !$self->look($c);
     my $env = { %{ $c->{base} } };
+    @$c{qw(env started bytes status)} = ($env, Time::HiRes::time(), 0, undef);
     my $status = $self->read_head($c, $env);
     return $status if $status;
     my $proto = $env->{SERVER_PROTOCOL};
@@ -445,9 +448,23 @@ sub respond {
         $c->{keepalive} = 0;
         $self->{worker}->stop;
     }
+    $self->access($c, $env);
     for my $handler (@{ $env->{'psgix.cleanup.handlers'} }) {
         eval { $handler->($env); 1 } or complain("Plack::Handler::Actd: cleanup handler: $@");
     }
+}
+
+# access: log the request of $env, answered on $c, to the access log if
+# there is one (Actd::AccessLog): what was sent of the body, how long it
+# took from the start of its head, the client's address.
+sub access {
+    my ($self, $c, $env) = @_;
+    my $log = $self->{access_log} // return;
+    my $now = Time::HiRes::time();
+    $log->log({ remote_addr => $env->{REMOTE_ADDR}, method => $env->{REQUEST_METHOD} // '-',
+        path => ($env->{REQUEST_URI} // '-') =~ s/\?.*//sr, query => $env->{QUERY_STRING} // '',
+        protocol => $env->{SERVER_PROTOCOL} // '-', status => $c->{status} // '-', bytes => $c->{bytes} // 0,
+        duration_us => int(($now - ($c->{started} // $now)) * 1e6), time => $now, env => $env });
 }
 
 # delayed: a delayed or streaming response. An application that dies or
@@ -493,6 +510,7 @@ sub error_response {
     $self->write_response($c, { REQUEST_METHOD => 'GET' },
         [ $status, [ 'Content-Type' => 'text/plain', 'Content-Length' => length $text ], [$text] ]);
     shutdown($c->{conn}, 1) if $c->{alive};
+    $self->access($c, $c->{env}) if $c->{env};
 }
 
 # write_response: send the status line, headers and body of $res. With no
@@ -503,6 +521,7 @@ sub write_response {
     my ($self, $c, $env, $res) = @_;
     my ($status, $headers, $body) = @$res;
     my $proto = $c->{proto};
+    $c->{status} = $status;
     my $head  = "$proto $status " . (reason($status) // 'Unknown') . CRLF;
     my ($length, $chunked, $date);
     for (my $i = 0; $i < @$headers; $i += 2) {
@@ -544,6 +563,7 @@ sub write_response {
     my $send_body = !$bodiless && $env->{REQUEST_METHOD} ne 'HEAD';
     $chunked = 0 if !$send_body;
     if (defined $data) {
+        $c->{bytes} += length $data if $send_body;
         $self->write_last($c, $send_body ? $head . ($chunked ? chunk($data) . "0" . CRLF . CRLF : $data) : $head);
         return;
     }
@@ -617,6 +637,7 @@ sub write_last {
 sub write_file_last {
     my ($self, $c, $file, $length) = @_;
     $length = $file->{length} if !defined $length || $length > $file->{length};
+    $c->{bytes} += $length;
     my $result = Actd::Offload::send_file_last($c->{conn}, $file->{fh}, $file->{offset}, $length, $self->{read_timeout}, sub {
         my ($offset, $left) = @_;
         return $self->{worker}->finish($c->{conn}, $file->{fh}, $offset, $left, $c->{keepalive});
@@ -691,6 +712,7 @@ sub write {
             Carp::shortmess("Wide character in response body: encoding it as UTF-8"));
         utf8::encode($data);
     }
+    $self->{c}{bytes} += length $data;
     $self->{server}->write_all($self->{c}, $self->{chunked} ? Plack::Handler::Actd::chunk($data) : $data);
 }
 
