@@ -22,6 +22,7 @@ use constant {
     FIRST_FD    => 3,             # listener i is fd 3 + i; the back-channel follows them
     TRAILER     => 'Q> Q>',       # revision 5: W's and U's offset and length (u64), after the header
     TRAILER_SIZE => 16,
+    MAX_ADDRESS  => 48,           # revision 6: the longest address trailer (HOST:PORT) on C, K, W, U
 };
 
 # Messages, child -> master.
@@ -52,6 +53,12 @@ use constant {
     CAP_FORK => 1 << 1,    # a zygote: takes F (revision 3)
     SCREEN   => 1 << 2,    # accepts by itself under a filter, K from any state (revision 4)
     OFFLOAD  => 1 << 3,    # may hand the master a response to finish (W), takes U (revision 5)
+    PROXY    => 1 << 4,    # reads PROXY headers, address trailers on C, K, W, U (revision 6)
+    TLS      => 1 << 5,    # terminates TLS on the listeners of ACTD_TLS (revision 6)
+};
+use constant {    # the same, under the names the lead's spec gives them
+    CAP_PROXY => PROXY,
+    CAP_TLS   => TLS,
 };
 
 # Values with a meaning.
@@ -65,7 +72,7 @@ our @EXPORT_OK = qw(
     REVISION WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD TRAILER TRAILER_SIZE
     HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE
     ACCEPT PING DRAIN CONNECTION FORK UNSENT
-    HANDOFF CAP_FORK SCREEN OFFLOAD
+    HANDOFF CAP_FORK SCREEN OFFLOAD PROXY TLS CAP_PROXY CAP_TLS MAX_ADDRESS
     KEEP_ACCEPTING NOT_READY KEEP_ALIVE
 );
 

@@ -5,12 +5,15 @@ package Actd::Proxy;
 # --proxy-protocol-from, ACTD_PROXY_FROM; issue 24), and the networks that
 # say which peers are trusted: pure functions of bytes and addresses, for
 # Actd::Worker, which peeks, judges with parse and then reads exactly the
-# header, and Plack::Handler::Actd (ACTD_FORWARDED_ALLOW_IPS). The rule is
-# the master's (docs/protocol.md, "PROXY protocol").
+# header (consume, the one piece with I/O), and Plack::Handler::Actd
+# (ACTD_FORWARDED_ALLOW_IPS). The rule is the master's (docs/protocol.md,
+# "PROXY protocol").
 
 use strict;
 use warnings;
-use Socket qw(AF_INET AF_INET6 inet_pton inet_ntop);
+use Errno qw(EAGAIN EWOULDBLOCK EINTR);
+use Socket qw(AF_INET AF_INET6 inet_pton inet_ntop MSG_PEEK MSG_DONTWAIT);
+use Time::HiRes ();
 
 our $VERSION = '0.1.0';
 
@@ -23,6 +26,7 @@ use constant {
     INCOMPLETE   => 0,                            # parse: a good start, more bytes needed
     BAD          => -1,                           # parse: no PROXY header: close without an answer
     MAX_ADDRESS  => 48,                           # bytes of an address trailer (HOST:PORT)
+    PEEK_EVERY   => 0.005,                        # seconds between two peeks at a header cut short
 };
 
 # parse: judge $bytes, the first bytes a trusted peer sent. Returns
@@ -87,6 +91,55 @@ sub parse_v2 {
         return (COMPLETE, $total, join_address(inet_ntop(AF_INET6, $src), $sport));
     }
     return (COMPLETE, $total, undef);    # UDP, unix, unspecified: as LOCAL
+}
+
+# consume: read the PROXY header at the start of socket $conn, exactly its
+# bytes (peeked first: nothing after it is read), waiting up to $timeout
+# seconds for it to be whole (0: peek once). Returns (COMPLETE, address)
+# as parse; (INCOMPLETE) when $timeout is 0 and the header is not whole
+# (nothing read: the connection may go to the master); (BAD) for a bad
+# header, end of file, an error, or a header not whole in time. The one
+# function here that does I/O.
+sub consume {
+    my ($conn, $timeout) = @_;
+    my $deadline = Time::HiRes::time() + $timeout;
+    while (1) {
+        my $peek = '';
+        my $got = recv($conn, $peek, PEEK_SIZE, MSG_PEEK | MSG_DONTWAIT);
+        if (!defined $got) {
+            next if $! == EINTR;
+            return (BAD) if $! != EAGAIN && $! != EWOULDBLOCK;
+        } elsif ($peek eq '') {
+            return (BAD);    # end of file
+        }
+        my ($state, $length, $address) = $peek eq '' ? (INCOMPLETE) : parse($peek);
+        return (BAD) if $state == BAD;
+        if ($state == COMPLETE) {
+            read_exactly($conn, $length) or return (BAD);
+            return (COMPLETE, $address);
+        }
+        return (INCOMPLETE) if !$timeout;
+        return (BAD) if Time::HiRes::time() >= $deadline;
+        Time::HiRes::sleep(PEEK_EVERY);
+    }
+}
+
+# read_exactly: read $length bytes from $conn and drop them; false if the
+# connection ended first.
+sub read_exactly {
+    my ($conn, $length) = @_;
+    while ($length > 0) {
+        my $n = sysread($conn, my $buf, $length);
+        if (!defined $n) {
+            next if $! == EINTR;
+            return 0 if $! != EAGAIN && $! != EWOULDBLOCK;
+            Time::HiRes::sleep(PEEK_EVERY);
+            next;
+        }
+        return 0 if !$n;
+        $length -= $n;
+    }
+    return 1;
 }
 
 # join_address: "HOST:PORT", an IPv6 host in brackets (Go's

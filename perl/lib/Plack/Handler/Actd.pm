@@ -61,6 +61,11 @@ sub new {
         $self{$name} = $args{$name};
     }
     $self{max_request_body} = max_request_body();
+    my $forwarded = $args{forwarded_allow_ips} // $ENV{ACTD_FORWARDED_ALLOW_IPS} // '';
+    if ($forwarded =~ /\S/) {    # trusted X-Forwarded-For and -Proto
+        require Actd::Proxy;
+        $self{forwarded} = Actd::Proxy::networks($forwarded, '--forwarded-allow-ips');
+    }
     return bless \%self, $class;
 }
 
@@ -111,7 +116,7 @@ sub serve_connection {
     my ($self, $conn, $peer, $index) = @_;
     setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
     setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
-    my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer, $self->server_address($conn, $index)),
+    my $c = { conn => $conn, buf => '', base => connection_env($conn, $self->client($peer), $self->server_address($conn, $index)),
         alive => 1, exact => $self->{worker}->parkable, next => 0 };
     while (1) {
         my $env = $self->read_request($c);
@@ -140,11 +145,41 @@ sub server_address {
     return @$fixed ? @$fixed : address(getsockname($conn));
 }
 
+# client: the client's host and port: those a PROXY header gave
+# (Actd::Worker::address), else those of the socket's peer $peer.
+sub client {
+    my ($self, $peer) = @_;
+    my $proxied = $self->{worker}->address;
+    if (defined $proxied) {
+        require Actd::Proxy;
+        my @client = Actd::Proxy::split_address($proxied);
+        return @client if @client;
+    }
+    return address($peer);
+}
+
+# forwarded: under ACTD_FORWARDED_ALLOW_IPS, for a request whose
+# REMOTE_ADDR (after PROXY) is in it: REMOTE_ADDR becomes the rightmost
+# X-Forwarded-For entry not itself in the list (the leftmost if all are),
+# and psgi.url_scheme follows X-Forwarded-Proto (http or https).
+sub forwarded {
+    my ($self, $env) = @_;
+    my $nets = $self->{forwarded} or return;
+    return if !Actd::Proxy::contains($nets, $env->{REMOTE_ADDR});
+    my @hops = grep { length } map { s/\A\s+|\s+\z//gr } split /,/, $env->{HTTP_X_FORWARDED_FOR} // '';
+    if (@hops) {
+        my ($client) = grep { !Actd::Proxy::contains($nets, $_) } reverse @hops;
+        $env->{REMOTE_ADDR} = $client // $hops[0];
+        delete $env->{REMOTE_PORT};
+    }
+    my $proto = lc($env->{HTTP_X_FORWARDED_PROTO} // '') =~ s/\A\s+|\s+\z//gr;
+    $env->{'psgi.url_scheme'} = $proto if $proto eq 'http' || $proto eq 'https';
+}
+
 # connection_env: the part of the PSGI environment that is the same for
 # every request of the connection.
 sub connection_env {
-    my ($conn, $peer, $server_name, $server_port) = @_;
-    my ($remote_addr, $remote_port) = address($peer);
+    my ($conn, $remote_addr, $remote_port, $server_name, $server_port) = @_;
     return {
         SERVER_NAME            => $server_name,
         SERVER_PORT            => $server_port,
@@ -231,6 +266,7 @@ sub read_request {
     @$c{qw(env started bytes status)} = ($env, Time::HiRes::time(), 0, undef);
     my $status = $self->read_head($c, $env);
     return $status if $status;
+    $self->forwarded($env) if $self->{forwarded};
     my $proto = $env->{SERVER_PROTOCOL};
     return 505 unless $proto =~ m{\AHTTP/1\.[0-9]\z};
     my $connection = $env->{HTTP_CONNECTION} // '';
@@ -756,6 +792,12 @@ child until its next request is in.
 
 The longest a request's head may take to arrive, and the longest wait for
 each read or write (default 5, as Starman).
+
+=item --forwarded-allow-ips CIDR[,CIDR...]
+
+Trust X-Forwarded-For and X-Forwarded-Proto from these addresses (after
+a PROXY header), as gunicorn's option of that name; default
+C<ACTD_FORWARDED_ALLOW_IPS>, else none.
 
 =item --disable-keepalive
 
