@@ -48,6 +48,11 @@ package Actd::Worker;
 # screening child whose peek shows the header cut short gives the
 # connection to the master unread (K, NOT_READY). The client's address
 # (address) goes with a K or W as a trailer, and comes with a C or U.
+#
+# TLS (ACTD_TLS; capability "tls", revision 6): the handler terminates TLS
+# on the listeners named there (Actd::TLS); such a connection is never
+# given back (K) or handed over with its response (W), and a screening
+# child judges it by the TLS rule (a whole ClientHello, Actd::Screen).
 
 use strict;
 use warnings;
@@ -56,10 +61,11 @@ use Socket qw(MSG_DONTWAIT);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
-    OFFLOAD KEEP_ALIVE TRAILER TRAILER_SIZE PROXY MAX_ADDRESS
+    OFFLOAD KEEP_ALIVE TRAILER TRAILER_SIZE PROXY TLS MAX_ADDRESS
     HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE ACCEPT PING DRAIN CONNECTION UNSENT);
 use Actd::Journal;
 use Actd::Screen ();
+use Actd::TLS ();
 
 our $VERSION = '0.1.0';
 
@@ -111,6 +117,7 @@ sub new {
         screen    => $handoff && screen_filter($mode, $protocol),    # the filter whose rule we apply, or false
         offload_max => $handoff ? offload_max($mode, $protocol) : 0,    # the most bytes a W may carry; 0: no W
         proxy_from  => proxy_from(),    # listener index => trusted networks, or undef
+        tls         => Actd::TLS::listeners(),    # listener index => the fd of its certificate and key
     }, $class;
     return $self;
 }
@@ -158,6 +165,21 @@ sub proxy_from {
 # proxy: whether this child announces "proxy": ACTD_PROXY_FROM is set and
 # the master speaks revision 6 or later (address trailers).
 sub proxy { $_[0]{proxy_from} && $_[0]{protocol} >= 6 }
+
+# tls: the fd of listener $index's certificate and key (ACTD_TLS), or
+# undef if the listener is no TLS one; with no $index, the hash of them.
+sub tls { @_ > 1 ? $_[0]{tls}{ $_[1] } : $_[0]{tls} }
+
+# announces_tls: whether this child announces "tls": ACTD_TLS is set and
+# the master speaks revision 6 or later.
+sub announces_tls { %{ $_[0]{tls} } && $_[0]{protocol} >= 6 }
+
+# may_park: listener $index if its connections may go back to the master
+# (K, W), else undef: a TLS listener's never do.
+sub may_park {
+    my ($self, $index) = @_;
+    return defined $self->{tls}{$index} ? undef : $index;
+}
 
 # address: the client's address ("HOST:PORT") of the connection in hand
 # when a PROXY header (ours, or the master's, by a trailer) gave it; undef
@@ -310,7 +332,7 @@ sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
     $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0)
-        | ($self->{offload_max} ? OFFLOAD : 0) | ($self->proxy ? PROXY : 0), $$);
+        | ($self->{offload_max} ? OFFLOAD : 0) | ($self->proxy ? PROXY : 0) | ($self->announces_tls ? TLS : 0), $$);
     $self->send_message(IDLE);
     return $self->screen if $self->{screen};
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
@@ -404,7 +426,7 @@ sub handed {
     $index < @{ $self->{listeners} }
         or die "actd worker: connection from listener $index of " . @{ $self->{listeners} } . "\n";
     $self->send_message(BUSY, $index);
-    local $self->{parkable} = $index;
+    local $self->{parkable} = $self->may_park($index);
     $self->serve($conn, getpeername($conn), $index, $address);
     $self->send_message(IDLE);
 }
@@ -713,8 +735,9 @@ sub ready_one {
     my ($self, $index) = @_;
     my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return ();
     my ($admitted, $address) = $self->admit($conn, $index, $peer, $self->{screen});
+    my $filter = defined $self->{tls}{$index} ? 'tls' : $self->{screen};
     my $state = $admitted < 0 ? Actd::Screen::GONE() : !$admitted ? Actd::Screen::NOT_READY()
-        : !$self->{screen} ? Actd::Screen::READY() : Actd::Screen::look($self->{screen}, $conn);
+        : !$self->{screen} ? Actd::Screen::READY() : Actd::Screen::look($filter, $conn);
     return ($conn, $peer, $address) if $state == Actd::Screen::READY();
     $self->keep($conn, $index, NOT_READY, $address) if $state == Actd::Screen::NOT_READY();
     close $conn;
@@ -725,7 +748,7 @@ sub ready_one {
 # it back between two requests (await_handed).
 sub own {
     my ($self, $conn, $peer, $index, $address) = @_;
-    local $self->{parkable} = $self->{screen} ? $index : undef;
+    local $self->{parkable} = $self->{screen} ? $self->may_park($index) : undef;
     $self->serve($conn, $peer, $index, $address);
 }
 

@@ -17,6 +17,7 @@ use Actd::Exact;
 use Actd::Journal;
 use Actd::Offload;
 use Actd::AccessLog;
+use Actd::TLS;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -91,6 +92,7 @@ sub run {
     my $worker = Actd::Worker->new;
     $self->{worker} = $worker;
     $self->{access_log} = Actd::AccessLog->new;    # undef: none
+    $self->{tls} = Actd::TLS::contexts($worker->tls);    # listener index => server context
     $self->{app}    = $app;
     local $SIG{PIPE} = 'IGNORE';    # a client that went away is an EPIPE
     local $SIG{INT}  = 'IGNORE';    # ^C reaches the whole group: the master drains us
@@ -116,8 +118,13 @@ sub serve_connection {
     my ($self, $conn, $peer, $index) = @_;
     setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
     setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
+    my $tls = $self->{tls}{$index};
+    if ($tls) {    # the PROXY header, if any, was read: the ClientHello comes next
+        Actd::TLS::start($conn, $tls) or return;    # a failed or slow handshake: closed
+    }
     my $c = { conn => $conn, buf => '', base => connection_env($conn, $self->client($peer), $self->server_address($conn, $index)),
         alive => 1, exact => $self->{worker}->parkable, next => 0 };
+    $c->{base}{'psgi.url_scheme'} = 'https' if $tls;
     while (1) {
         my $env = $self->read_request($c);
         if (!ref $env) {
@@ -229,6 +236,7 @@ sub await_request {
     $self->{worker}->lasts;    # a connection that waits is no short one
     my $handed = $self->{worker}->await_handed($c->{conn});    # under an accept filter
     return $handed if defined $handed;
+    return 1 if UNIVERSAL::isa($c->{conn}, 'IO::Socket::SSL') && $c->{conn}->pending;    # TLS: read, not yet taken
     my $client  = fileno $c->{conn};
     my $channel = fileno $self->{worker}->channel;
     my $in      = '';
