@@ -14,7 +14,7 @@ use Exporter 'import';
 our $VERSION = '0.1.0';
 
 use constant {
-    REVISION    => 5,             # the protocol revision Actd::Worker is written for
+    REVISION    => 6,             # the protocol revision Actd::Worker is written for
     WIRE        => 1,             # the header format, the second byte of every message
     HEADER      => 'a1 C n N',    # type, wire, listener (u16), value (u32), network order
     HEADER_SIZE => 8,

@@ -1,7 +1,7 @@
 package Actd::Worker;
 
 # Actd::Worker: the worker side of actd's back-channel protocol
-# (docs/protocol.md, revision 5), in core Perl. It finds the listeners and
+# (docs/protocol.md, revision 6), in core Perl. It finds the listeners and
 # the back-channel actd handed this process, says hello, and runs the
 # accept loop of the pool's mode, calling back for each connection it
 # accepts. The caller serves one connection at a time.
