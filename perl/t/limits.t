@@ -9,7 +9,7 @@
 use strict;
 use warnings;
 use Test::More;
-use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC);
+use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC SOL_SOCKET SO_RCVTIMEO);
 use Plack::Handler::Actd;
 
 package StubWorker {
@@ -77,6 +77,7 @@ subtest 'Content-Length over it: answered at once' => sub {
     my $h = Plack::Handler::Actd->new(read_timeout => 5);
     $h->{worker} = StubWorker->new;
     socketpair(my $conn, my $client, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die;
+    setsockopt($conn, SOL_SOCKET, SO_RCVTIMEO, pack 'l!l!', 2, 0) or die;    # a handler that waits fails, not hangs
     syswrite $client, "${post}Content-Length: 10000000\r\n\r\n" . ('z' x 100);    # the rest never comes
     my $c = { conn => $conn, buf => '', base => {}, alive => 1, exact => 0, next => 0 };
     my $start = time;
