@@ -77,18 +77,25 @@ func startPool(t *testing.T, mode, app string, flags ...string) *pool {
 // example env ACTD_PROTOCOL=3: a worker that reads an older revision).
 func startPoolWith(t *testing.T, prefix []string, mode, app string, flags ...string) *pool {
 	t.Helper()
+	addr := pooltest.FreeAddr(t)
+	return startPoolAt(t, addr, addr, prefix, mode, app, flags...)
+}
+
+// startPoolAt is startPoolWith listening on listen (a --listen value, such
+// as unix:PATH), which clients reach at addr.
+func startPoolAt(t *testing.T, listen, addr string, prefix []string, mode, app string, flags ...string) *pool {
+	t.Helper()
 	plackup := needPlack(t)
 	lib, err := filepath.Abs("lib")
 	if err != nil {
 		t.Fatal(err)
 	}
 	control := filepath.Join(t.TempDir(), "ctl.sock")
-	addr := pooltest.FreeAddr(t)
 	var handler []string // flags after a "--" are the handler's, given to plackup
 	if i := slices.Index(flags, "--"); i >= 0 {
 		flags, handler = flags[:i], flags[i+1:]
 	}
-	args := append([]string{"--listen", addr, "--accept", mode, "--control-socket", control,
+	args := append([]string{"--listen", listen, "--accept", mode, "--control-socket", control,
 		"--log-format", "text"}, flags...)
 	args = append(append(args, "--"), prefix...)
 	args = append(args, "perl", plackup, "-s", "Actd", "-E", "deployment")

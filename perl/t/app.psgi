@@ -54,6 +54,13 @@ my %route = (
             ["$env->{SERVER_NAME} $env->{SERVER_PORT} $env->{REMOTE_ADDR}\n"] ];
     },
 
+    # /client: the client's address and port and the URL scheme, as the handler saw them
+    '/client' => sub {
+        my ($env) = @_;
+        return [ 200, [ 'Content-Type' => 'text/plain' ],
+            [ join(' ', $env->{REMOTE_ADDR}, $env->{REMOTE_PORT} // '-', $env->{'psgi.url_scheme'}) . "\n" ] ];
+    },
+
     # /die: the application dies; the handler answers 500
     '/die' => sub { die "dying on purpose\n" },
 );

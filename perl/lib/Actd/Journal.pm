@@ -10,7 +10,8 @@ package Actd::Journal;
 # JOURNAL_STREAM ("DEVICE:INODE" of the stream it connected), which a child
 # inherits with the master's stderr. Elsewhere (a terminal, a file, a
 # pipe) lines stay as they are. The rule is the Python adapter's
-# (actd.journal).
+# (actd.journal). Entries with fields of their own (the access log,
+# Actd::AccessLog) go to the journal's native socket instead.
 
 use strict;
 use warnings;
@@ -50,6 +51,40 @@ sub emit {
     $fh //= \*STDERR;
     my $lines = lines($text, prefix($fh, $priority));
     ref $fh && Scalar::Util::blessed($fh) ? $fh->print($lines) : print {$fh} $lines;
+}
+
+# The journal's native socket (systemd.journal-fields(7), "native
+# protocol"); a test may point it elsewhere.
+our $SOCKET = '/run/systemd/journal/socket';
+
+# native_entry: the datagram of one journal entry with @fields, name and
+# value pairs in order: NAME=value lines, and a value with a newline as
+# NAME, newline, its length (u64 little-endian), the value, newline.
+sub native_entry {
+    my @fields = @_;
+    my $entry = '';
+    while (my ($name, $value) = splice @fields, 0, 2) {
+        $value //= '';
+        utf8::encode($value) if utf8::is_utf8($value);
+        $entry .= index($value, "\n") < 0 ? "$name=$value\n" : "$name\n" . pack('Q<', length $value) . "$value\n";
+    }
+    return $entry;
+}
+
+# native_socket: a datagram socket connected to the journal ($SOCKET), or
+# undef (with $!) when there is none (not under systemd).
+sub native_socket {
+    require Socket;
+    socket(my $sock, Socket::AF_UNIX(), Socket::SOCK_DGRAM(), 0) or return undef;
+    connect($sock, Socket::pack_sockaddr_un($SOCKET)) or return undef;
+    return $sock;
+}
+
+# send_native: one entry with @fields to the journal socket $sock
+# (native_socket). Returns false (with $!) if journald did not take it.
+sub send_native {
+    my ($sock, @fields) = @_;
+    return defined send($sock, native_entry(@fields), 0);
 }
 
 1;

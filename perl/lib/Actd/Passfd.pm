@@ -1,11 +1,13 @@
 package Actd::Passfd;
 
-# Actd::Passfd: one packet with one file descriptor attached (SCM_RIGHTS),
+# Actd::Passfd: one packet with file descriptors attached (SCM_RIGHTS),
 # sent and received with sendmsg(2) and recvmsg(2) through Perl's
 # syscall(), as core Perl has neither: what a worker needs to take the
 # connections actd hands over (C) and give them back (K) under an accept
-# filter (docs/protocol.md, revision 3). The syscall numbers are known for
-# x86_64 and aarch64, else come from syscall.ph (Debian: libperl5.xx).
+# filter (docs/protocol.md, revision 3), and to hand the master a
+# response to finish with two descriptors (W) or take one back (U,
+# revision 5). The syscall numbers are known for x86_64 and aarch64, else
+# come from syscall.ph (Debian: libperl5.xx).
 # struct msghdr is packed by hand in its LP64 layout: available() is false
 # on a perl whose pointers are not 64 bits wide.
 
@@ -22,7 +24,6 @@ use constant {
     MSG_CMSG_CLOEXEC => 0x40000000,
     MSG_CTRUNC       => 0x8,
     CMSG_HEADER      => 16,    # struct cmsghdr: size_t len, int level, int type
-    CONTROL_SPACE    => 24,    # CMSG_SPACE(sizeof(int))
 };
 
 # The numbers of sendmsg and recvmsg on the architectures Debian builds
@@ -62,21 +63,35 @@ sub load_numbers {
 # receive_fd: one packet of at most $size bytes from socket fd $fd, and the
 # file descriptor it carried (close-on-exec), or undef if none. Returns
 # ('', undef) at end of file or on a reset; dies on any other error, and
-# when more than one descriptor came (those that did are closed). The
-# buffers and the struct msghdr pointing at them are made once per size
-# and reused: a worker receives one per order.
+# when more than one descriptor came (those that did are closed).
 sub receive_fd {
+    my ($packet, @fds) = receive_fds(@_);
+    if (@fds > 1) {
+        require POSIX;
+        POSIX::close($_) for @fds;
+        die "actd: more than one file descriptor attached to a packet\n";
+    }
+    return ($packet, $fds[0]);
+}
+
+# receive_fds: one packet of at most $size bytes from socket fd $fd, and
+# the file descriptors it carried (close-on-exec; none, one for a C, two
+# for a U), in order. Returns ('') at end of file or on a reset; dies on
+# any other error, and when the descriptors did not fit (those that did
+# are closed). The buffers and the struct msghdr pointing at them are made
+# once per size and reused: a worker receives one per order.
+sub receive_fds {
     my ($fd, $size) = @_;
     my $r = $receivers{$size} //= receiver($size);
     substr($r->{msg}, 40, 8, $r->{controllen});    # the kernel wrote the last call's length there
     my $n;
     do { $n = syscall($SYS_recvmsg, $fd + 0, $r->{msg}, MSG_CMSG_CLOEXEC) } while $n < 0 && $! == Errno::EINTR;
     if ($n < 0) {
-        return ('', undef) if $! == Errno::ECONNRESET;
+        return ('') if $! == Errno::ECONNRESET;
         die "actd: recvmsg: $!\n";
     }
     my ($controllen, $flags) = unpack 'x40 J l', $r->{msg};
-    return (substr($r->{buf}, 0, $n), undef) if !$controllen && !($flags & MSG_CTRUNC);
+    return (substr($r->{buf}, 0, $n)) if !$controllen && !($flags & MSG_CTRUNC);
     my @fds;
     for (my $at = 0; $at + CMSG_HEADER <= $controllen;) {
         my ($len, $level, $type) = unpack 'J l l', substr $r->{ctrl}, $at, CMSG_HEADER;
@@ -86,12 +101,12 @@ sub receive_fd {
         }
         $at += ($len + 7) & ~7;
     }
-    if (@fds > 1 || $flags & MSG_CTRUNC) {
+    if ($flags & MSG_CTRUNC) {
         require POSIX;
         POSIX::close($_) for @fds;
-        die "actd: more than one file descriptor attached to a packet\n";
+        die "actd: more file descriptors attached to a packet than fit\n";
     }
-    return (substr($r->{buf}, 0, $n), $fds[0]);
+    return (substr($r->{buf}, 0, $n), @fds);
 }
 
 # receiver: the buffers receive_fd reads packets of $size bytes into, and
@@ -119,10 +134,20 @@ sub own {
 # attached. Returns false (with $!) if it failed: the master is gone.
 sub send_fd {
     my ($fd, $bytes, $passed) = @_;
+    return send_fds($fd, $bytes, $passed);
+}
+
+# send_fds: $bytes as one packet on socket fd $fd with the descriptors
+# @passed attached, in order, in one SCM_RIGHTS (a W: the connection, then
+# the data). Returns false (with $!) if it failed: the master is gone.
+sub send_fds {
+    my ($fd, $bytes, @passed) = @_;
     load_numbers();
-    my $ctrl = pack 'J l l l x4', CMSG_HEADER + 4, SOL_SOCKET, SCM_RIGHTS, $passed;
-    my $iov  = pack 'J J', address($bytes), length $bytes;
-    my $msg  = pack 'J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), CONTROL_SPACE, 0;
+    my $data = pack 'l*', @passed;
+    my $ctrl = pack('J l l', CMSG_HEADER + length $data, SOL_SOCKET, SCM_RIGHTS) . $data;
+    $ctrl .= "\0" x (-length($ctrl) % 8);    # CMSG_SPACE: padded to 8 bytes
+    my $iov = pack 'J J', address($bytes), length $bytes;
+    my $msg = pack 'J L x4 J J J J l x4', 0, 0, address($iov), 1, address($ctrl), length $ctrl, 0;
     my $n;
     do { $n = syscall($SYS_sendmsg, $fd + 0, $msg, 0) } while $n < 0 && $! == Errno::EINTR;
     return $n >= 0;

@@ -146,9 +146,35 @@ sub request_line {
     return $_[0] =~ m{\A[!#\$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e\x80-\xff]+ HTTP/[0-9]\.[0-9]\z};
 }
 
+# tls_ready: the readiness rule of a TLS listener (ACTD_TLS), whatever
+# the filter: true once $bytes hold a complete ClientHello (TLS records of
+# type 22 carrying the first handshake message, type 1, to its 3-byte
+# length), and at once for bytes that are not a TLS handshake (the
+# worker's handshake fails fast and closes) or fill a peek (HEAD_LIMIT);
+# false while more bytes may complete it.
+sub tls_ready {
+    my ($bytes) = @_;
+    return 0 if $bytes eq '';
+    return 1 if length $bytes >= HEAD_LIMIT;
+    my ($at, $handshake) = (0, '');
+    while (1) {
+        return 0 if $at >= length $bytes;
+        return 1 if ord(substr $bytes, $at, 1) != 22;    # not a handshake record
+        return 0 if length($bytes) - $at < 5;
+        my $length = unpack 'n', substr $bytes, $at + 3, 2;
+        return 1 if $length == 0 || $length > 16384 + 2048;
+        $handshake .= substr $bytes, $at + 5, $length;
+        return 0 if $handshake eq '';
+        return 1 if ord($handshake) != 1;    # not a ClientHello
+        return 1 if length $handshake >= 4 && length $handshake >= 4 + unpack('N', "\0" . substr $handshake, 1, 3);
+        return 0 if length($bytes) < $at + 5 + $length;
+        $at += 5 + $length;
+    }
+}
+
 # look: peek at connection $conn, just accepted, with recv(MSG_PEEK |
 # MSG_DONTWAIT) of up to HEAD_LIMIT bytes. Returns READY when the bytes
-# make it ready under $filter; NOT_READY when they do not, or nothing came
+# make it ready under $filter ("tls" for a TLS listener: tls_ready); NOT_READY when they do not, or nothing came
 # yet (EAGAIN); GONE at end of file or on any other error.
 sub look {
     my ($filter, $conn) = @_;
@@ -157,7 +183,7 @@ sub look {
         return $! == EAGAIN || $! == EWOULDBLOCK ? NOT_READY : GONE;
     }
     return GONE if $peeked eq '';
-    return ready($filter, $peeked) ? READY : NOT_READY;
+    return ($filter eq 'tls' ? tls_ready($peeked) : ready($filter, $peeked)) ? READY : NOT_READY;
 }
 
 1;

@@ -1,7 +1,7 @@
 package Actd::Worker;
 
 # Actd::Worker: the worker side of actd's back-channel protocol
-# (docs/protocol.md, revision 4), in core Perl. It finds the listeners and
+# (docs/protocol.md, revision 6), in core Perl. It finds the listeners and
 # the back-channel actd handed this process, says hello, and runs the
 # accept loop of the pool's mode, calling back for each connection it
 # accepts. The caller serves one connection at a time.
@@ -34,6 +34,25 @@ package Actd::Worker;
 # to the master (K with its fd and the value NOT_READY, nothing else). It
 # takes C at any time (B, serve, I), and any connection may go back
 # between two requests (K).
+#
+# Write completion (revision 5, capability "offload", announced with
+# handoff under a filter when ACTD_PROTOCOL is 5 or more and
+# ACTD_OFFLOAD_MAX a number above 0): the caller may hand a connection
+# that may go back, with the rest of its response, to the master (finish:
+# W, two fds and a trailer), and the child takes back a response the
+# master would not hold (U): B, write it (Actd::Unsent), K or close, I.
+#
+# PROXY protocol (ACTD_PROXY_FROM; capability "proxy", revision 6): a
+# connection this child accepts from a trusted peer starts with a PROXY
+# header, which it reads (Actd::Proxy::consume) before serving; a
+# screening child whose peek shows the header cut short gives the
+# connection to the master unread (K, NOT_READY). The client's address
+# (address) goes with a K or W as a trailer, and comes with a C or U.
+#
+# TLS (ACTD_TLS; capability "tls", revision 6): the handler terminates TLS
+# on the listeners named there (Actd::TLS); such a connection is never
+# given back (K) or handed over with its response (W), and a screening
+# child judges it by the TLS rule (a whole ClientHello, Actd::Screen).
 
 use strict;
 use warnings;
@@ -42,8 +61,11 @@ use Socket qw(MSG_DONTWAIT);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
-    HELLO IDLE BUSY PONG SERVED REQUEST KEEP ACCEPT PING DRAIN CONNECTION);
+    OFFLOAD KEEP_ALIVE TRAILER TRAILER_SIZE PROXY TLS MAX_ADDRESS
+    HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE ACCEPT PING DRAIN CONNECTION UNSENT);
 use Actd::Journal;
+use Actd::Screen ();
+use Actd::TLS ();
 
 our $VERSION = '0.1.0';
 
@@ -56,6 +78,7 @@ use constant {
     REPORT_BACKLOG => 2304,      # three small messages, as the kernel counts them (768 bytes each)
     UNCHECKED      => 2,         # messages sent since an order after which a report checks the backlog
     GIVE_BACK_GRACE => 0.001,    # seconds a handed-over connection may keep its child idle
+    HEADER_TIMEOUT  => 5,        # seconds a trusted peer's PROXY header may take (the handler's read timeout)
 };
 
 # new: the worker of this process, from the environment actd built
@@ -92,6 +115,9 @@ sub new {
         sent      => UNCHECKED,    # messages sent since the last order (dispatch mode)
         handoff   => $handoff,
         screen    => $handoff && screen_filter($mode, $protocol),    # the filter whose rule we apply, or false
+        offload_max => $handoff ? offload_max($mode, $protocol) : 0,    # the most bytes a W may carry; 0: no W
+        proxy_from  => proxy_from(),    # listener index => trusted networks, or undef
+        tls         => Actd::TLS::listeners(),    # listener index => the fd of its certificate and key
     }, $class;
     return $self;
 }
@@ -114,6 +140,84 @@ sub screen_filter {
     my ($mode, $protocol) = @_;
     my $filter = $ENV{ACTD_ACCEPT_FILTER} // '';
     return $mode eq 'dispatch' && $protocol >= 4 && $filter =~ /\A(?:data|http)\z/ ? $filter : '';
+}
+
+# offload_max: the most bytes of a response the master finishes (W): its
+# ACTD_OFFLOAD_MAX under ACTD_ACCEPT_FILTER data or http, in dispatch mode,
+# from a master of revision 5 on; else 0 (also for a value that is not a
+# number above 0).
+sub offload_max {
+    my ($mode, $protocol) = @_;
+    my $max = $ENV{ACTD_OFFLOAD_MAX} // '';
+    return 0 if $mode ne 'dispatch' || $protocol < 5 || ($ENV{ACTD_ACCEPT_FILTER} // '') !~ /\A(?:data|http)\z/;
+    return $max =~ /\A[0-9]{1,18}\z/ ? $max + 0 : 0;
+}
+
+# proxy_from: ACTD_PROXY_FROM as listener index => trusted networks
+# (Actd::Proxy::listener_networks), or undef when it is absent or empty.
+sub proxy_from {
+    my $spec = $ENV{ACTD_PROXY_FROM} // '';
+    return undef if $spec !~ /\S/;
+    require Actd::Proxy;
+    return Actd::Proxy::listener_networks($spec);
+}
+
+# proxy: whether this child announces "proxy": ACTD_PROXY_FROM is set and
+# the master speaks revision 6 or later (address trailers).
+sub proxy { $_[0]{proxy_from} && $_[0]{protocol} >= 6 }
+
+# tls: the fd of listener $index's certificate and key (ACTD_TLS), or
+# undef if the listener is no TLS one; with no $index, the hash of them.
+sub tls { @_ > 1 ? $_[0]{tls}{ $_[1] } : $_[0]{tls} }
+
+# announces_tls: whether this child announces "tls": ACTD_TLS is set and
+# the master speaks revision 6 or later.
+sub announces_tls { %{ $_[0]{tls} } && $_[0]{protocol} >= 6 }
+
+# may_park: listener $index if its connections may go back to the master
+# (K, W), else undef: a TLS listener's never do.
+sub may_park {
+    my ($self, $index) = @_;
+    return defined $self->{tls}{$index} ? undef : $index;
+}
+
+# address: the client's address ("HOST:PORT") of the connection in hand
+# when a PROXY header (ours, or the master's, by a trailer) gave it; undef
+# when the socket's peer is the client.
+sub address { $_[0]{address} }
+
+# trusted: whether the peer $peer (a packed address) of a connection on
+# listener $index must send a PROXY header (ACTD_PROXY_FROM).
+sub trusted {
+    my ($self, $index, $peer) = @_;
+    my $nets = $self->{proxy_from} && $self->{proxy_from}{$index} or return 0;
+    return 0 if !defined $peer || length $peer < 2;
+    require Socket;
+    my $family = Socket::sockaddr_family($peer);
+    my $ip = $family == Socket::AF_INET() ? Socket::inet_ntop($family, (Socket::unpack_sockaddr_in($peer))[1])
+        : $family == Socket::AF_INET6() ? Socket::inet_ntop($family, (Socket::unpack_sockaddr_in6($peer))[1]) : undef;
+    return Actd::Proxy::contains($nets, $ip);
+}
+
+# admit: read the PROXY header of connection $conn from listener $index,
+# peer $peer, if its peer is trusted, waiting HEADER_TIMEOUT for it (0
+# with $screening: peek once). Returns (1, address): serve it (address
+# undef: the peer is the client); (0): not whole yet, nothing read (only
+# when screening); (-1): close it without an answer.
+sub admit {
+    my ($self, $conn, $index, $peer, $screening) = @_;
+    return (1, undef) if !$self->trusted($index, $peer);
+    my ($state, $address) = Actd::Proxy::consume($conn, $screening ? 0 : HEADER_TIMEOUT);
+    return (1, $address) if $state == Actd::Proxy::COMPLETE();
+    return $state == Actd::Proxy::INCOMPLETE() ? (0) : (-1);
+}
+
+# trailer: the address trailer for a K or W of the connection in hand
+# (address), or '' when there is none or the master does not read one.
+sub trailer {
+    my ($self, $address) = @_;
+    return '' if !defined $address || !$self->proxy;
+    return length $address <= MAX_ADDRESS ? $address : '';
 }
 
 # handoff_works: whether this perl can take file descriptors (Actd::Passfd).
@@ -177,10 +281,12 @@ sub report {
     send($self->{channel}, pack(HEADER, REQUEST, WIRE, 0, 0) . $text, MSG_DONTWAIT);
 }
 
-# receive: the master's next message as (type, listener, value, fd), or an
-# empty list at end of file; fd is the connection a C carries (a handle),
-# else undef. Dies on a packet that is not a wire-1 message, and on a C
-# without a file descriptor or another message with one.
+# receive: the master's next message as (type, listener, value, conn,
+# unsent), or an empty list at end of file; conn is the connection a C or
+# U carries (a handle), else undef; unsent, for a U, is { data => a
+# handle, offset, length }. Dies on a packet that is not a wire-1 message,
+# on a C without its file descriptor, a U without its two and its
+# trailer, and another message with one.
 sub receive {
     my ($self) = @_;
     return $self->receive_handoff if $self->{handoff};
@@ -198,18 +304,25 @@ sub receive {
     return ($type, $listener, $value);
 }
 
-# receive_handoff: receive, with recvmsg for the fd a C carries.
+# receive_handoff: receive, with recvmsg for the fds a C or U carries.
 sub receive_handoff {
     my ($self) = @_;
-    my ($packet, $fd) = Actd::Passfd::receive_fd(fileno $self->{channel}, 256);
-    my $conn;
-    open($conn, '+<&=', $fd) or die "actd worker: fd $fd: $!\n" if defined $fd;
+    my ($packet, @fds) = Actd::Passfd::receive_fds(fileno $self->{channel}, 256);
+    my @handles = map { open(my $fh, '+<&=', $_) or die "actd worker: fd $_: $!\n"; $fh } @fds;
     return () if $packet eq '';
     my ($type, $wire, $listener, $value) = unpack HEADER, $packet;
-    length($packet) == HEADER_SIZE && $wire == WIRE && ($type eq CONNECTION) == defined $fd
+    my ($size, $count) = $type eq UNSENT ? (HEADER_SIZE + TRAILER_SIZE, 2) : (HEADER_SIZE, $type eq CONNECTION ? 1 : 0);
+    my $address = $count && $self->proxy && length $packet > $size ? substr($packet, $size) : '';    # revision 6: C's and U's address trailer
+    length($packet) == $size + length($address) && $wire == WIRE && @fds == $count
+        && length $address <= MAX_ADDRESS && ($address eq '' || Actd::Proxy::split_address($address))
         or die "actd worker: garbage on the back-channel: " . unpack('H*', $packet)
-        . (defined $fd ? " with an fd" : '') . "\n";
-    return ($type, $listener, $value, $conn);
+        . (@fds ? " with " . @fds . " fds" : '') . "\n";
+    $address = undef if $address eq '';
+    return ($type, $listener, $value, $handles[0], { address => $address }) if $type eq CONNECTION;
+    return ($type, $listener, $value) if $type ne UNSENT;
+    my ($offset, $length) = unpack TRAILER, substr $packet, HEADER_SIZE;
+    return ($type, $listener, $value, $handles[0],
+        { data => $handles[1], offset => $offset, length => $length, address => $address });
 }
 
 # run: say hello, then accept and call $serve->($conn, $peer, $listener)
@@ -218,7 +331,8 @@ sub receive_handoff {
 sub run {
     my ($self, $serve) = @_;
     $self->{serve} = $serve;
-    $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0), $$);
+    $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0)
+        | ($self->{offload_max} ? OFFLOAD : 0) | ($self->proxy ? PROXY : 0) | ($self->announces_tls ? TLS : 0), $$);
     $self->send_message(IDLE);
     return $self->screen if $self->{screen};
     return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
@@ -241,13 +355,16 @@ sub answer {
 sub dispatch {
     my ($self) = @_;
     while (!$self->{stop}) {
-        my ($type, $listener, $value, $conn) = $self->receive or return;
-        if ($type eq ACCEPT) {
+        my ($type, $listener, $value, $conn, $unsent) = $self->receive or return;
+        if ($type eq UNSENT && $self->{offload_max}) {
+            $self->{sent} = 0;
+            $self->unsent($listener, $value, $conn, $unsent);
+        } elsif ($type eq ACCEPT) {
             $self->{sent} = 0;    # the master read our I before it ordered: the channel is empty
             $self->order($listener, $value);
         } elsif ($type eq CONNECTION) {
             $self->{sent} = 0;
-            $self->handed($listener, $conn);
+            $self->handed($listener, $conn, $unsent->{address});
         } else {
             $self->answer($type, $value) or return;
         }
@@ -277,8 +394,13 @@ sub keep_accepting {
     for (2 .. BATCH) {
         last if $self->{stop} || Time::HiRes::time() > $end || $self->spoken;
         my ($conn, $peer) = $self->accept_one($listener) or last;
+        my ($admitted, $address) = $self->admit($conn, $index, $peer);
+        if ($admitted <= 0) {
+            close $conn;
+            next;
+        }
         local $self->{unannounced} = $index;
-        $self->serve($conn, $peer, $index);
+        $self->serve($conn, $peer, $index, $address);
         $self->{pending}++ if defined $self->{unannounced};
     }
     $self->send_message(SERVED, 0, $self->{pending}) if $self->{pending};
@@ -300,13 +422,59 @@ sub lasts {
 # handed: serve a connection the master handed over (C) after B, as one
 # accepted; it goes back (K) if the callback asked so (await_handed); then I.
 sub handed {
-    my ($self, $index, $conn) = @_;
+    my ($self, $index, $conn, $address) = @_;
     $index < @{ $self->{listeners} }
         or die "actd worker: connection from listener $index of " . @{ $self->{listeners} } . "\n";
     $self->send_message(BUSY, $index);
-    local $self->{parkable} = $index;
-    $self->serve($conn, getpeername($conn), $index);
+    local $self->{parkable} = $self->may_park($index);
+    $self->serve($conn, getpeername($conn), $index, $address);
     $self->send_message(IDLE);
+}
+
+# unsent: write what a U brought, a response the master did not take
+# (beyond its --offload-total), to its connection $conn from listener
+# $index: B, the data's range written blocking (Actd::Unsent), then the
+# connection back (K) if $value has KEEP_ALIVE and all went, else closed;
+# then I. Nothing of the next request is read.
+sub unsent {
+    my ($self, $index, $value, $conn, $unsent) = @_;
+    $index < @{ $self->{listeners} }
+        or die "actd worker: unsent response from listener $index of " . @{ $self->{listeners} } . "\n";
+    require Actd::Unsent;
+    $self->send_message(BUSY, $index);
+    my $ok = Actd::Unsent::write_range($conn, $unsent->{data}, $unsent->{offset}, $unsent->{length});
+    close $unsent->{data};
+    $self->keep($conn, $index, 0, $unsent->{address}) if $ok && $value & KEEP_ALIVE;
+    close $conn;
+    $self->send_message(IDLE);
+}
+
+# offloads: the most bytes of the rest of a response on the connection in
+# hand the master would finish (finish): 0 if it would not (no offload
+# capability, a connection that may not go back, or one gone already).
+sub offloads {
+    my ($self) = @_;
+    return 0 if !defined $self->{parkable} || $self->{finished};
+    return $self->{offload_max};
+}
+
+# finish: hand the connection in hand, $conn, to the master with the rest
+# of its response: $length bytes of file $data (a handle, still the
+# caller's to close) from $offset (W); the master parks the connection
+# once sent if $keep_alive, else closes it. Nothing of the next request
+# may have been read. Returns true if sent: the caller then writes and
+# reads $conn no more, and it is not given back (K); false if the master
+# would not take it (offloads) or is gone.
+sub finish {
+    my ($self, $conn, $data, $offset, $length, $keep_alive) = @_;
+    return 0 if $length > $self->offloads || $offset < 0 || $length < 0;
+    my $message = pack(HEADER, WRITE, WIRE, $self->{parkable}, $keep_alive ? KEEP_ALIVE : 0)
+        . pack(TRAILER, $offset, $length) . $self->trailer($self->{address});
+    $self->{sent}++;
+    Actd::Passfd::send_fds(fileno $self->{channel}, $message, fileno $conn, fileno $data) or return 0;
+    $self->{finished}  = 1;
+    $self->{give_back} = 0;
+    return 1;
 }
 
 # await_handed: for a connection handed over, or one a screening child
@@ -355,18 +523,26 @@ sub spoken {
 sub take {
     my ($self, $index, $listener) = @_;
     my ($conn, $peer) = $self->accept_one($listener) or return 0;
+    my ($admitted, $address) = $self->admit($conn, $index, $peer);
+    if ($admitted <= 0) {    # a bad PROXY header, or none in time: closed unanswered
+        close $conn;
+        return 1;
+    }
     $self->send_message(BUSY, $index);
-    $self->serve($conn, $peer, $index);
+    $self->serve($conn, $peer, $index, $address);
     return 1;
 }
 
 # serve: the callback, with its errors logged rather than fatal: one
-# connection must not end the child.
+# connection must not end the child. $address is the client's when a
+# PROXY header gave it (address).
 sub serve {
-    my ($self, $conn, $peer, $index) = @_;
+    my ($self, $conn, $peer, $index, $address) = @_;
+    local $self->{finished} = 0;
+    local $self->{address}  = $address;
     my $ok = eval { $self->{serve}->($conn, $peer, $index); 1 }
         or Actd::Journal::emit(\*STDERR, Actd::Journal::ERR, "actd worker: connection failed: $@");
-    if (delete $self->{give_back} && $ok) {
+    if (delete $self->{give_back} && $ok && !$self->{finished}) {
         $self->{reported} = '';
         $self->keep($conn, $index);
     }
@@ -375,12 +551,16 @@ sub serve {
 
 # keep: give connection $conn, from listener $index, to the master (K with
 # its fd attached): $value NOT_READY for one screened and found not ready,
-# else (0) one between two requests. The caller closes its copy. A failed
-# send (the master is gone) is ignored: the next receive reads end of file.
+# else (0) one between two requests; with the client's $address as a
+# trailer (default: the connection in hand's, address) if a PROXY header
+# gave one. The caller closes its copy. A failed send (the master is gone)
+# is ignored: the next receive reads end of file.
 sub keep {
-    my ($self, $conn, $index, $value) = @_;
+    my ($self, $conn, $index, $value, $address) = @_;
+    $address //= $self->{address};
     $self->{sent}++;
-    Actd::Passfd::send_fd(fileno $self->{channel}, pack(HEADER, KEEP, WIRE, $index, $value // 0), fileno $conn);
+    Actd::Passfd::send_fd(fileno $self->{channel},
+        pack(HEADER, KEEP, WIRE, $index, $value // 0) . $self->trailer($address), fileno $conn);
 }
 
 # accept_one: a connection and its peer address, or an empty list if none
@@ -488,9 +668,13 @@ sub screen {
 # (the later ones), then I. Returns false on a drain or end of file.
 sub screen_order {
     my ($self, $epoll) = @_;
-    my ($type, $listener, $value, $conn) = $self->receive or return 0;
+    my ($type, $listener, $value, $conn, $unsent) = $self->receive or return 0;
     if ($type eq CONNECTION) {
-        $self->handed($listener, $conn);
+        $self->handed($listener, $conn, $unsent->{address});
+        return 1;
+    }
+    if ($type eq UNSENT && $self->{offload_max}) {
+        $self->unsent($listener, $value, $conn, $unsent);
         return 1;
     }
     return $self->answer($type, $value) if $type ne ACCEPT;
@@ -518,22 +702,22 @@ sub screen_order {
 # Does nothing if no connection is ready.
 sub spell {
     my ($self, $index) = @_;
-    my ($conn, $peer) = $self->ready_one($index) or return;
+    my ($conn, $peer, $address) = $self->ready_one($index) or return;
     return if !$conn;
     my $end = Time::HiRes::time() + BATCH_TIME;
     $self->send_message(BUSY, $index);
-    $self->own($conn, $peer, $index);
+    $self->own($conn, $peer, $index, $address);
     local $self->{quiet} = 0;
     my $served = 0;
     for (2 .. BATCH) {
         last if $self->{stop} || Time::HiRes::time() > $end;
-        ($conn, $peer) = $self->ready_one($index) or last;
+        ($conn, $peer, $address) = $self->ready_one($index) or last;
         next if !$conn;
         if (!$self->{quiet}) {
             $self->report('');    # the first one's text is not this one's
             $self->{quiet} = 1;
         }
-        $self->own($conn, $peer, $index);
+        $self->own($conn, $peer, $index, $address);
         $served++;
     }
     $self->send_message(IDLE);
@@ -541,17 +725,21 @@ sub spell {
 }
 
 # ready_one: a connection accepted on listener $index and ready to serve,
-# with its peer's address; (undef) for one accepted but not to serve here
-# (a screening child found it not ready and gave it to the master, K with
-# the value NOT_READY, or closed it, its client gone); an empty list when
-# none was waiting.
+# with its peer's address and the client's from a PROXY header (or
+# undef); (undef) for one accepted but not to serve here (a screening
+# child found it not ready, its PROXY header or its request, and gave it
+# to the master, K with the value NOT_READY and any address, or closed it:
+# its client gone, or a bad PROXY header); an empty list when none was
+# waiting.
 sub ready_one {
     my ($self, $index) = @_;
     my ($conn, $peer) = $self->accept_one($self->{listeners}[$index]) or return ();
-    return ($conn, $peer) if !$self->{screen};
-    my $state = Actd::Screen::look($self->{screen}, $conn);
-    return ($conn, $peer) if $state == Actd::Screen::READY();
-    $self->keep($conn, $index, NOT_READY) if $state == Actd::Screen::NOT_READY();
+    my ($admitted, $address) = $self->admit($conn, $index, $peer, $self->{screen});
+    my $filter = defined $self->{tls}{$index} ? 'tls' : $self->{screen};
+    my $state = $admitted < 0 ? Actd::Screen::GONE() : !$admitted ? Actd::Screen::NOT_READY()
+        : !$self->{screen} ? Actd::Screen::READY() : Actd::Screen::look($filter, $conn);
+    return ($conn, $peer, $address) if $state == Actd::Screen::READY();
+    $self->keep($conn, $index, NOT_READY, $address) if $state == Actd::Screen::NOT_READY();
     close $conn;
     return (undef);
 }
@@ -559,9 +747,9 @@ sub ready_one {
 # own: serve a connection this child accepted; a screening child may give
 # it back between two requests (await_handed).
 sub own {
-    my ($self, $conn, $peer, $index) = @_;
-    local $self->{parkable} = $self->{screen} ? $index : undef;
-    $self->serve($conn, $peer, $index);
+    my ($self, $conn, $peer, $index, $address) = @_;
+    local $self->{parkable} = $self->{screen} ? $self->may_park($index) : undef;
+    $self->serve($conn, $peer, $index, $address);
 }
 
 1;

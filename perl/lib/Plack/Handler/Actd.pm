@@ -15,6 +15,9 @@ use Actd::HTTP qw(HEAD_LIMIT CHUNK_LINE_LIMIT skip_empty_lines head_status parti
 use Actd::Worker;
 use Actd::Exact;
 use Actd::Journal;
+use Actd::Offload;
+use Actd::AccessLog;
+use Actd::TLS;
 use Carp ();
 use HTTP::Status ();
 use Plack::HTTPParser qw(parse_http_request);
@@ -38,6 +41,12 @@ my %DEFAULTS = (
     read_timeout      => 5,    # seconds for a request's head, and for each read or write
 );
 
+# Reason phrases RFC 9110 names otherwise than this HTTP::Status does.
+my %REASON = (413 => 'Content Too Large');
+
+# reason: the reason phrase of $status, or undef for an unknown one.
+sub reason { $REASON{ $_[0] } // HTTP::Status::status_message($_[0]) }
+
 my $NULL_INPUT = do { open(my $fh, '<', \'') or die; $fh };
 
 # new: the server, from plackup's options. host, port, listen and socket
@@ -52,7 +61,24 @@ sub new {
             or die "Plack::Handler::Actd: --" . ($name =~ tr/_/-/r) . " $args{$name}: want seconds > 0\n";
         $self{$name} = $args{$name};
     }
+    $self{max_request_body} = max_request_body();
+    my $forwarded = $args{forwarded_allow_ips} // $ENV{ACTD_FORWARDED_ALLOW_IPS} // '';
+    if ($forwarded =~ /\S/) {    # trusted X-Forwarded-For and -Proto
+        require Actd::Proxy;
+        $self{forwarded} = Actd::Proxy::networks($forwarded, '--forwarded-allow-ips');
+    }
     return bless \%self, $class;
+}
+
+# max_request_body: the largest request body in bytes, from
+# ACTD_MAX_REQUEST_BODY (actd's --max-request-body); undef when it is
+# absent or 0 (no limit, as --max-request-body 0). Dies naming the variable for a value that is not a
+# number of bytes.
+sub max_request_body {
+    my $max = $ENV{ACTD_MAX_REQUEST_BODY} // return undef;
+    $max =~ /\A[0-9]{1,18}\z/
+        or die "Plack::Handler::Actd: ACTD_MAX_REQUEST_BODY=\"$max\": want a number of bytes\n";
+    return $max > 0 ? $max + 0 : undef;
 }
 
 # run: serve $app in this actd child until the master drains it or goes
@@ -65,6 +91,8 @@ sub run {
     }
     my $worker = Actd::Worker->new;
     $self->{worker} = $worker;
+    $self->{access_log} = Actd::AccessLog->new;    # undef: none
+    $self->{tls} = Actd::TLS::contexts($worker->tls);    # listener index => server context
     $self->{app}    = $app;
     local $SIG{PIPE} = 'IGNORE';    # a client that went away is an EPIPE
     local $SIG{INT}  = 'IGNORE';    # ^C reaches the whole group: the master drains us
@@ -90,8 +118,13 @@ sub serve_connection {
     my ($self, $conn, $peer, $index) = @_;
     setsockopt($conn, IPPROTO_TCP, TCP_NODELAY, 1);    # fails harmlessly on unix sockets
     setsockopt($conn, SOL_SOCKET, $_, $self->{timeval}) for SO_RCVTIMEO, SO_SNDTIMEO;
-    my $c = { conn => $conn, buf => '', base => connection_env($conn, $peer, $self->server_address($conn, $index)),
+    my $tls = $self->{tls}{$index};
+    if ($tls) {    # the PROXY header, if any, was read: the ClientHello comes next
+        Actd::TLS::start($conn, $tls) or return;    # a failed or slow handshake: closed
+    }
+    my $c = { conn => $conn, buf => '', base => connection_env($conn, $self->client($peer), $self->server_address($conn, $index)),
         alive => 1, exact => $self->{worker}->parkable, next => 0 };
+    $c->{base}{'psgi.url_scheme'} = 'https' if $tls;
     while (1) {
         my $env = $self->read_request($c);
         if (!ref $env) {
@@ -119,11 +152,41 @@ sub server_address {
     return @$fixed ? @$fixed : address(getsockname($conn));
 }
 
+# client: the client's host and port: those a PROXY header gave
+# (Actd::Worker::address), else those of the socket's peer $peer.
+sub client {
+    my ($self, $peer) = @_;
+    my $proxied = $self->{worker}->address;
+    if (defined $proxied) {
+        require Actd::Proxy;
+        my @client = Actd::Proxy::split_address($proxied);
+        return @client if @client;
+    }
+    return address($peer);
+}
+
+# forwarded: under ACTD_FORWARDED_ALLOW_IPS, for a request whose
+# REMOTE_ADDR (after PROXY) is in it: REMOTE_ADDR becomes the rightmost
+# X-Forwarded-For entry not itself in the list (the leftmost if all are),
+# and psgi.url_scheme follows X-Forwarded-Proto (http or https).
+sub forwarded {
+    my ($self, $env) = @_;
+    my $nets = $self->{forwarded} or return;
+    return if !Actd::Proxy::contains($nets, $env->{REMOTE_ADDR});
+    my @hops = grep { length } map { s/\A\s+|\s+\z//gr } split /,/, $env->{HTTP_X_FORWARDED_FOR} // '';
+    if (@hops) {
+        my ($client) = grep { !Actd::Proxy::contains($nets, $_) } reverse @hops;
+        $env->{REMOTE_ADDR} = $client // $hops[0];
+        delete $env->{REMOTE_PORT};
+    }
+    my $proto = lc($env->{HTTP_X_FORWARDED_PROTO} // '') =~ s/\A\s+|\s+\z//gr;
+    $env->{'psgi.url_scheme'} = $proto if $proto eq 'http' || $proto eq 'https';
+}
+
 # connection_env: the part of the PSGI environment that is the same for
 # every request of the connection.
 sub connection_env {
-    my ($conn, $peer, $server_name, $server_port) = @_;
-    my ($remote_addr, $remote_port) = address($peer);
+    my ($conn, $remote_addr, $remote_port, $server_name, $server_port) = @_;
     return {
         SERVER_NAME            => $server_name,
         SERVER_PORT            => $server_port,
@@ -173,6 +236,7 @@ sub await_request {
     $self->{worker}->lasts;    # a connection that waits is no short one
     my $handed = $self->{worker}->await_handed($c->{conn});    # under an accept filter
     return $handed if defined $handed;
+    return 1 if UNIVERSAL::isa($c->{conn}, 'IO::Socket::SSL') && $c->{conn}->pending;    # TLS: read, not yet taken
     my $client  = fileno $c->{conn};
     my $channel = fileno $self->{worker}->channel;
     my $in      = '';
@@ -207,8 +271,10 @@ sub read_request {
     my ($self, $c) = @_;
     return -1 if !$self->look($c);
     my $env = { %{ $c->{base} } };
+    @$c{qw(env started bytes status)} = ($env, Time::HiRes::time(), 0, undef);
     my $status = $self->read_head($c, $env);
     return $status if $status;
+    $self->forwarded($env) if $self->{forwarded};
     my $proto = $env->{SERVER_PROTOCOL};
     return 505 unless $proto =~ m{\AHTTP/1\.[0-9]\z};
     my $connection = $env->{HTTP_CONNECTION} // '';
@@ -310,6 +376,7 @@ sub read_body {
         my $status = length_status($length);
         return $status if $status;
         $env->{CONTENT_LENGTH} = $length += 0;
+        return 413 if $self->over_limit($length);    # at once, nothing of the body read
         if (!$length) {
             $env->{'psgi.input'} = $NULL_INPUT;
             return 0;
@@ -323,6 +390,12 @@ sub read_body {
     return $status if $status;
     $env->{'psgi.input'} = $buffer->rewind;
     return 0;
+}
+
+# over_limit: whether a body of $size bytes is over ACTD_MAX_REQUEST_BODY.
+sub over_limit {
+    my ($self, $size) = @_;
+    return defined $self->{max_request_body} && $size > $self->{max_request_body};
 }
 
 # expect: answer Expect: 100-continue (HTTP/1.1, body not sent yet);
@@ -353,7 +426,9 @@ sub copy {
 
 # read_chunked: a chunked body (RFC 9112 7.1) into $buffer; the trailer
 # fields are read and dropped. Sets CONTENT_LENGTH to the decoded size.
-# Returns 0, 400 for a malformed body, or -1 when the client went away.
+# Returns 0, 400 for a malformed body, 413 for one that grows past
+# ACTD_MAX_REQUEST_BODY (nothing of the chunk that would pass it is read
+# or spooled), or -1 when the client went away.
 sub read_chunked {
     my ($self, $c, $env, $buffer) = @_;
     my $total = 0;
@@ -362,6 +437,7 @@ sub read_chunked {
         return $line if !ref $line;
         my $size = chunk_size($$line) // return 400;
         last if !$size;
+        return 413 if $self->over_limit($total + $size);
         my $status = $self->copy($c, $size, $buffer);
         return $status if $status;
         my $end = $self->read_line($c, 0);
@@ -416,9 +492,23 @@ sub respond {
         $c->{keepalive} = 0;
         $self->{worker}->stop;
     }
+    $self->access($c, $env);
     for my $handler (@{ $env->{'psgix.cleanup.handlers'} }) {
         eval { $handler->($env); 1 } or complain("Plack::Handler::Actd: cleanup handler: $@");
     }
+}
+
+# access: log the request of $env, answered on $c, to the access log if
+# there is one (Actd::AccessLog): what was sent of the body, how long it
+# took from the start of its head, the client's address.
+sub access {
+    my ($self, $c, $env) = @_;
+    my $log = $self->{access_log} // return;
+    my $now = Time::HiRes::time();
+    $log->log({ remote_addr => $env->{REMOTE_ADDR}, method => $env->{REQUEST_METHOD} // '-',
+        path => ($env->{REQUEST_URI} // '-') =~ s/\?.*//sr, query => $env->{QUERY_STRING} // '',
+        protocol => $env->{SERVER_PROTOCOL} // '-', status => $c->{status} // '-', bytes => $c->{bytes} // 0,
+        duration_us => int(($now - ($c->{started} // $now)) * 1e6), time => $now, env => $env });
 }
 
 # delayed: a delayed or streaming response. An application that dies or
@@ -453,14 +543,18 @@ sub internal_error {
         [ 500, [ 'Content-Type' => 'text/plain', 'Content-Length' => 21 ], ['Internal Server Error'] ]);
 }
 
-# error_response: answer a request that could not be read, then close.
+# error_response: answer a request that could not be read, then close
+# (our sending side first, so that a client still sending a body it was
+# refused reads the answer before the close).
 sub error_response {
     my ($self, $c, $status) = @_;
-    my $text = HTTP::Status::status_message($status) // 'Error';
+    my $text = reason($status) // 'Error';
     $c->{keepalive} = 0;
     $c->{proto} //= 'HTTP/1.1';
     $self->write_response($c, { REQUEST_METHOD => 'GET' },
         [ $status, [ 'Content-Type' => 'text/plain', 'Content-Length' => length $text ], [$text] ]);
+    shutdown($c->{conn}, 1) if $c->{alive};
+    $self->access($c, $c->{env}) if $c->{env};
 }
 
 # write_response: send the status line, headers and body of $res. With no
@@ -471,7 +565,8 @@ sub write_response {
     my ($self, $c, $env, $res) = @_;
     my ($status, $headers, $body) = @$res;
     my $proto = $c->{proto};
-    my $head  = "$proto $status " . (HTTP::Status::status_message($status) // 'Unknown') . CRLF;
+    $c->{status} = $status;
+    my $head  = "$proto $status " . (reason($status) // 'Unknown') . CRLF;
     my ($length, $chunked, $date);
     for (my $i = 0; $i < @$headers; $i += 2) {
         my $name = lc $headers->[$i];
@@ -482,6 +577,11 @@ sub write_response {
         $head .= "$headers->[$i]: $headers->[$i + 1]" . CRLF;
     }
     my $bodiless = $status < 200 || $status == 204 || $status == 304;
+    my $file = !$bodiless && $env->{REQUEST_METHOD} ne 'HEAD' && !$chunked && $self->offloadable($c) && file_body($body);
+    if ($file && !$length) {    # a file's length is known: no need to chunk it
+        $head .= 'Content-Length: ' . $file->{length} . CRLF;
+        $length = 1;
+    }
     my $data;
     if (!$bodiless && ref $body eq 'ARRAY') {
         $data = join '', @$body;
@@ -507,15 +607,87 @@ sub write_response {
     my $send_body = !$bodiless && $env->{REQUEST_METHOD} ne 'HEAD';
     $chunked = 0 if !$send_body;
     if (defined $data) {
-        $self->write_all($c, $send_body ? $head . ($chunked ? chunk($data) . "0" . CRLF . CRLF : $data) : $head);
+        $c->{bytes} += length $data if $send_body;
+        $self->write_last($c, $send_body ? $head . ($chunked ? chunk($data) . "0" . CRLF . CRLF : $data) : $head);
         return;
     }
     $self->write_all($c, $head);
+    if ($file) {
+        $self->write_file_last($c, $file, content_length($headers));
+        ref $body eq 'GLOB' ? close $body : $body->close;
+        return;
+    }
     my $writer = Plack::Handler::Actd::Writer->new($self, $c, $chunked, $send_body);
     return $writer if !defined $body;
     Plack::Util::foreach($body, sub { $writer->write($_[0]) });
     $writer->close;
     return;
+}
+
+# offloadable: whether the rest of a response on $c may go to the master
+# (W): the worker would take it (Actd::Worker::offloads) and nothing of
+# the next request has been read.
+sub offloadable {
+    my ($self, $c) = @_;
+    return $c->{alive} && $c->{buf} eq '' && $self->{worker} && $self->{worker}->offloads > 0;
+}
+
+# file_body: for a body that is a real file handle on a regular file, {
+# fh, offset (its position), length (the bytes after it) }; else undef.
+sub file_body {
+    my ($body) = @_;
+    return undef if !ref $body || ref $body eq 'ARRAY' || !Plack::Util::is_real_fh($body) || !-f $body;
+    my $offset = tell $body;
+    my $size   = -s _;
+    return undef if $offset < 0 || $offset > $size;
+    return { fh => $body, offset => $offset, length => $size - $offset };
+}
+
+# content_length: the value of the Content-Length among $headers, a
+# number, or undef.
+sub content_length {
+    my ($headers) = @_;
+    for (my $i = 0; $i < @$headers; $i += 2) {
+        return $headers->[ $i + 1 ] + 0 if lc $headers->[$i] eq 'content-length' && $headers->[ $i + 1 ] =~ /\A[0-9]+\z/;
+    }
+    return undef;
+}
+
+# write_last: send $data, the end of a response, as write_all does; on a
+# connection that may go to the master (offloadable), a client that takes
+# no byte for Actd::Offload::PATIENCE gets the rest from the master: it
+# goes in a memory file with the connection (W), and the connection is
+# the master's (not alive here). Returns whether all was sent or handed
+# over.
+sub write_last {
+    my ($self, $c, $data) = @_;
+    return $self->write_all($c, $data) if !$self->offloadable($c);
+    my $result = Actd::Offload::send_last($c->{conn}, \$data, 0, $self->{read_timeout}, sub {
+        my ($at) = @_;
+        return 0 if length($data) - $at > $self->{worker}->offloads;
+        my $fh = Actd::Offload::memory_file(\$data, $at) // return 0;
+        my $ok = $self->{worker}->finish($c->{conn}, $fh, 0, length($data) - $at, $c->{keepalive});
+        close $fh;
+        return $ok;
+    });
+    $c->{alive} = 0 if $result != Actd::Offload::SENT;
+    return $result != Actd::Offload::FAILED;
+}
+
+# write_file_last: send $file (file_body), the body of a response whose
+# head went, up to $length bytes (its Content-Length) if given; a client
+# that takes no byte for Actd::Offload::PATIENCE gets the rest from the
+# master, which is given the file itself (W). Returns as write_last.
+sub write_file_last {
+    my ($self, $c, $file, $length) = @_;
+    $length = $file->{length} if !defined $length || $length > $file->{length};
+    $c->{bytes} += $length;
+    my $result = Actd::Offload::send_file_last($c->{conn}, $file->{fh}, $file->{offset}, $length, $self->{read_timeout}, sub {
+        my ($offset, $left) = @_;
+        return $self->{worker}->finish($c->{conn}, $file->{fh}, $offset, $left, $c->{keepalive});
+    });
+    $c->{alive} = 0 if $result != Actd::Offload::SENT;
+    return $result != Actd::Offload::FAILED;
 }
 
 # complain: log $text, an error of the application or the handler, to
@@ -584,6 +756,7 @@ sub write {
             Carp::shortmess("Wide character in response body: encoding it as UTF-8"));
         utf8::encode($data);
     }
+    $self->{c}{bytes} += length $data;
     $self->{server}->write_all($self->{c}, $self->{chunked} ? Plack::Handler::Actd::chunk($data) : $data);
 }
 
@@ -627,6 +800,12 @@ child until its next request is in.
 
 The longest a request's head may take to arrive, and the longest wait for
 each read or write (default 5, as Starman).
+
+=item --forwarded-allow-ips CIDR[,CIDR...]
+
+Trust X-Forwarded-For and X-Forwarded-Proto from these addresses (after
+a PROXY header), as gunicorn's option of that name; default
+C<ACTD_FORWARDED_ALLOW_IPS>, else none.
 
 =item --disable-keepalive
 
