@@ -21,7 +21,10 @@ import (
 //	5  CapOffload: Write from children, with two fds: the master finishes
 //	   a response the client reads too slowly, then parks or closes the
 //	   connection (write completion)
-const Version = 5
+//	6  CapProxy: Conn, Keep, Write and Unsent may carry the client's
+//	   address from a PROXY header (Message.Addr), between the master and
+//	   a worker that announces it; EnvProxyFrom names the trusted networks
+const Version = 6
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
 // A revision-1 worker sends 0 there, and gets revision-1 messages only.
@@ -51,10 +54,17 @@ const (
 	// only; the master tells it the largest response it takes in
 	// EnvOffloadMax.
 	CapOffload
+	// CapProxy: under --proxy-protocol-from (EnvProxyFrom set, revision
+	// 6), the worker consumes the PROXY header of a connection it accepts
+	// from a trusted peer, takes the client's address from a Conn or an
+	// Unsent (Message.Addr) and sends it on Keep and Write. The master
+	// refuses a worker without it when the setting is on.
+	CapProxy
+	// Bit 5 is reserved for CapTLS (issue 24 item 2).
 )
 
 // capNames names each capability, in bit order.
-var capNames = []string{"handoff", "fork", "screen", "offload"}
+var capNames = []string{"handoff", "fork", "screen", "offload", "proxy"}
 
 // Has reports whether c includes every capability in want.
 func (c Caps) Has(want Caps) bool { return c&want == want }

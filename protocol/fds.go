@@ -21,6 +21,7 @@ const (
 	EnvRole          = "ACTD_ROLE"          // RoleZygote for the zygote under --preload; absent for a child that serves
 	EnvFilter        = "ACTD_ACCEPT_FILTER" // data or http: the accept filter of a dispatch-mode pool; absent without one
 	EnvOffloadMax    = "ACTD_OFFLOAD_MAX"   // the largest rest of a response the master finishes (Write), in bytes; absent: none
+	EnvProxyFrom     = "ACTD_PROXY_FROM"    // INDEX=CIDR entries, space-separated: peers that must send a PROXY header; absent: none
 )
 
 // RoleZygote is EnvRole's value for the process that loads the application
@@ -34,5 +35,5 @@ const RoleZygote = "zygote"
 var MasterEnv = []string{
 	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "FDSTORE",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
-	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax,
+	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax, EnvProxyFrom,
 }
