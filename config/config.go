@@ -124,7 +124,7 @@ func (c *Config) applyFile(fs *flag.FlagSet, set map[string]bool, src sources) e
 		return err
 	}
 	for _, e := range entries {
-		if first := src[e.key]; first != nil && e.key != "listen" {
+		if first := src[e.key]; first != nil && !repeatable(e.key) {
 			return &Error{Key: e.key, File: c.File, Line: e.line, Err: fmt.Errorf("set twice, first at line %d: keep one", first.Line)}
 		}
 		src[e.key] = &Error{File: c.File, Line: e.line}
@@ -169,6 +169,9 @@ func (c *Config) validate(over map[string]string) error {
 		return &Error{Key: names[0], Err: fmt.Errorf("%s: must be at most %d", over[names[0]], math.MaxInt)}
 	}
 	if err := checkListens(c.Listen); err != nil {
+		return err
+	}
+	if err := checkProxyNames(c); err != nil {
 		return err
 	}
 	if err := CheckControlSocket(c.ControlSocket); err != nil {

@@ -103,6 +103,11 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 				return err
 			}
 		}
+		if err := p.proxyFit(s); err != nil { // proxy.go
+			p.unfit(s, err)
+			p.changedState()
+			return nil
+		}
 	case evPong:
 		p.onPong(s, m.Value)
 	case evRequest:

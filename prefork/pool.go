@@ -55,6 +55,7 @@ type Pool struct {
 	pre             preload    // zygotes, under Config.Preload (zygote.go)
 	store           Store      // where held connections outlive the master (store.go)
 	takenBack       []Stored   // taken back from the store, held at Run's start
+	proxy           proxyCache // the current generation's PROXY networks (proxy.go)
 
 	callMu  sync.Mutex
 	calls   []func()
@@ -96,6 +97,9 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 			return nil, err
 		}
 		p.listeners = append(p.listeners, ln)
+	}
+	if _, err := proxyNetworks(cfg, p.listeners); err != nil {
+		return nil, err
 	}
 	p.env = childEnv(cfg, p.listeners)
 	p.mem = newMemory(cfg, log)
