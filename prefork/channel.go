@@ -134,7 +134,7 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 			}
 			break
 		}
-		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady)
+		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady, m.Addr)
 	}
 	p.mode.moved(s, from, to, ev)
 	if ev != evPong {

@@ -48,9 +48,9 @@ func PeerPort(fd int) netip.AddrPort {
 // and for a complete header reads exactly its bytes, so the request after
 // it is still the socket's. It returns the header and Complete; NeedMore
 // with nothing read when the bytes so far are a header's beginning, or
-// none came yet (EAGAIN); Invalid for bytes no header starts with. err is
-// set, with Invalid, when the client is gone (end of file, a socket
-// error): close it as well.
+// none came yet (EAGAIN); Invalid for a malformed header, Absent for
+// bytes no header starts with (Parse). err is set, with Invalid, when the
+// client is gone (end of file, a socket error): close it as well.
 func Take(fd int, buf []byte) (Header, Status, error) {
 	n, err := recv(fd, buf[:MaxHeader], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 	switch {

@@ -13,10 +13,11 @@ type Status uint8
 const (
 	NeedMore Status = iota // a header's beginning: wait for more bytes
 	Complete               // a whole header: Header.Len bytes
-	Invalid                // no header can start so: close the connection
+	Invalid                // a malformed header: close the connection
+	Absent                 // bytes that start no header at all (a request): from a trusted peer, close it too
 )
 
-var statusNames = []string{"need-more", "complete", "invalid"}
+var statusNames = []string{"need-more", "complete", "invalid", "absent"}
 
 // String names s.
 func (s Status) String() string {
@@ -53,17 +54,20 @@ type Header struct {
 // length it gives); Invalid when b starts with no header or a malformed
 // one (a v1 line longer than MaxV1, a v2 body longer than MaxV2Body, a
 // version other than 2, a command other than LOCAL and PROXY, addresses
-// shorter than their family needs, a v1 field out of place).
+// shorter than their family needs, a v1 field out of place); Absent when
+// b starts neither with "PROXY " nor with the v2 signature (nor with a
+// part of either).
 func Parse(b []byte) (Header, Status) {
-	switch {
-	case len(b) == 0:
+	if len(b) == 0 {
 		return Header{}, NeedMore
-	case b[0] == v1Prefix[0]:
+	}
+	if v1, _ := isPrefix(b, v1Prefix); v1 {
 		return parseV1(b)
-	case b[0] == signature[0]:
+	}
+	if v2, _ := isPrefix(b, signature); v2 {
 		return parseV2(b)
 	}
-	return Header{}, Invalid
+	return Header{}, Absent
 }
 
 // isPrefix reports whether b is a beginning of want, or starts with all of
@@ -77,9 +81,7 @@ func isPrefix(b, want []byte) (prefix, full bool) {
 
 // parseV1 parses "PROXY TCP4|TCP6|UNKNOWN ...\r\n".
 func parseV1(b []byte) (Header, Status) {
-	if ok, full := isPrefix(b, v1Prefix); !ok {
-		return Header{}, Invalid
-	} else if !full {
+	if _, full := isPrefix(b, v1Prefix); !full {
 		return Header{}, NeedMore
 	}
 	end := bytes.Index(b[:min(len(b), MaxV1)], []byte("\r\n"))
@@ -130,9 +132,7 @@ func v1Port(b []byte) (uint16, bool) {
 
 // parseV2 parses the binary header.
 func parseV2(b []byte) (Header, Status) {
-	if ok, full := isPrefix(b, signature); !ok {
-		return Header{}, Invalid
-	} else if !full {
+	if _, full := isPrefix(b, signature); !full {
 		return Header{}, NeedMore
 	}
 	if len(b) >= 13 && b[12]&0xf0 != 0x20 || len(b) >= 13 && b[12]&0x0f > 1 {

@@ -60,10 +60,12 @@ func TestParse(t *testing.T) {
 		{"v1 two spaces", "PROXY TCP4  1.2.3.4 5.6.7.8 1 2\r\n", Invalid, 0, ""},
 		{"v1 missing field", "PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n", Invalid, 0, ""},
 		{"v1 UDP4", "PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n", Invalid, 0, ""},
-		{"v1 lower case", "proxy TCP4 1.2.3.4 5.6.7.8 1 2\r\n", Invalid, 0, ""},
-		{"an HTTP request", "GET / HTTP/1.1\r\n\r\n", Invalid, 0, ""},
-		{"a POST", "POST / HTTP/1.1\r\n\r\n", Invalid, 0, ""},
+		{"v1 lower case", "proxy TCP4 1.2.3.4 5.6.7.8 1 2\r\n", Absent, 0, ""},
+		{"an HTTP request", "GET / HTTP/1.1\r\n\r\n", Absent, 0, ""},
+		{"a POST", "POST / HTTP/1.1\r\n\r\n", Absent, 0, ""},
 		{"nothing yet", "", NeedMore, 0, ""},
+		{"PROXY then garbage", "PROXYGET", Absent, 0, ""},
+		{"leading CRLF then a request", "\r\nGET / HTTP/1.1\r\n\r\n", Absent, 0, ""},
 		{"v2 PROXY TCP4", string(v2(1, 0x11, inet4("203.0.113.7", "192.0.2.1", 5555, 80))), Complete, 28, "203.0.113.7:5555"},
 		{"v2 PROXY TCP4 with a TLV", string(v2(1, 0x11, inet4("203.0.113.7", "192.0.2.1", 5555, 80, tlv...))) + "GET", Complete, 34, "203.0.113.7:5555"},
 		{"v2 PROXY TCP6", string(v2(1, 0x21, inet6("2001:db8::7", "2001:db8::1", 443, 80))), Complete, 52, "[2001:db8::7]:443"},
@@ -78,10 +80,10 @@ func TestParse(t *testing.T) {
 		{"v2 TCP6 too short", string(v2(1, 0x21, make([]byte, 35))), Invalid, 0, ""},
 		{"v2 version 1", string(signature) + "\x11\x11\x00\x00", Invalid, 0, ""},
 		{"v2 command 2", string(signature) + "\x22\x00\x00\x00", Invalid, 0, ""},
-		{"v2 bad signature", "\r\n\r\n\x00\r\nQUIX\n\x21\x11\x00\x0c", Invalid, 0, ""},
+		{"v2 bad signature", "\r\n\r\n\x00\r\nQUIX\n\x21\x11\x00\x0c", Absent, 0, ""},
 		{"v2 signature only", string(signature), NeedMore, 0, ""},
 		{"v2 body not in", string(v2(1, 0x11, inet4("203.0.113.7", "192.0.2.1", 5555, 80))[:20]), NeedMore, 0, ""},
-		{"a CR then garbage", "\rX", Invalid, 0, ""},
+		{"a CR then garbage", "\rX", Absent, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, got := Parse([]byte(tc.in))
