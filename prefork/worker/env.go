@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/prefork/proxyproto"
 	"github.com/actd/actd/protocol"
 
 	"golang.org/x/sys/unix"
@@ -20,6 +21,7 @@ type Env struct {
 	Revision  int                 // the protocol revision the master speaks; 1 if it does not say
 	Filter    acceptfilter.Filter // the pool's accept filter (dispatch mode); None if unset or unknown
 	Offload   int64               // the most bytes of a response the master finishes (EnvOffloadMax); 0 if unset
+	Proxy     proxyproto.Networks // peers whose connections start with a PROXY header, by listener (EnvProxyFrom); nil if unset
 }
 
 // FromEnv reads the child's environment. It returns an error naming the
@@ -45,6 +47,9 @@ func FromEnv() (Env, error) {
 	e.Filter, _ = acceptfilter.Parse(os.Getenv(protocol.EnvFilter)) // unknown: none, the master-first path
 	if n, err := strconv.ParseInt(os.Getenv(protocol.EnvOffloadMax), 10, 64); err == nil && n > 0 {
 		e.Offload = n
+	}
+	if e.Proxy, err = proxyEnv(n); err != nil {
+		return e, fmt.Errorf("%s: %w", protocol.EnvProxyFrom, err)
 	}
 	if e.Mode.SpeaksProtocol() {
 		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {

@@ -169,7 +169,9 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 			unix.Close(c)
 			return err
 		}
-		h(c)
+		if env.admit(c, l) { // proxy.go: its PROXY header first, if it owes one
+			h(c)
+		}
 		if m.Value == protocol.KeepAccepting {
 			if err := keepAccepting(env, report, h, l, p, begin); err != nil {
 				return err
