@@ -47,7 +47,7 @@ func (x *handoffMode) expire() {
 // after 408 if part of a request came; silent and parked ones quietly.
 func (x *handoffMode) end(i int) {
 	c := &x.hold.conns[i]
-	if c.header == wantHeader {
+	if c.header != noHeader {
 		x.proxyFailed(i, "not complete within --hold-timeout")
 	}
 	if x.hold.filter == acceptfilter.HTTP && c.got > 0 {
