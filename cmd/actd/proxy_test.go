@@ -209,3 +209,31 @@ func TestProxyProtocolNeedsWorker(t *testing.T) {
 	args := []string{"--listen", "unix:" + filepath.Join(t.TempDir(), "s"), "--proxy-protocol-from", "10.0.0.0/8", "--", os.Args[0], oldArg}
 	checkRefused(t, args, "proxy-protocol-from", "does not read PROXY protocol headers")
 }
+
+// TestProxyProtocolStatus: a request that lasts shows its client, from the
+// PROXY header, in actd status and in the slow-request log line.
+func TestProxyProtocolStatus(t *testing.T) {
+	addr := freeAddr(t)
+	a := startActd(t, nil, "--listen", "web="+addr, "--proxy-protocol-from", "web=127.0.0.1", "--accept", "exclusive",
+		"--handler-delay", "2s", "--slow-request", "300ms")
+	done := make(chan []string, 1)
+	go func() {
+		bodies, _ := talk(t, addr, 1, proxyV1+keptRequest)
+		done <- bodies
+	}()
+	const want = "GET / from 203.0.113.7:5555"
+	waitFor(t, "the request in actd status", 10*time.Second, func() bool {
+		for _, sl := range a.status(t).Snapshot.Slots {
+			if sl.Request == want {
+				return true
+			}
+		}
+		return false
+	})
+	if bodies := <-done; len(bodies) != 1 || !strings.Contains(bodies[0], "client=203.0.113.7:5555") {
+		t.Errorf("got %q, want the client in the answer", bodies)
+	}
+	waitFor(t, "the slow-request line", 10*time.Second, func() bool {
+		return strings.Contains(a.stderr.String(), `request="`+want+`"`)
+	})
+}
