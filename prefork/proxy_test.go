@@ -1,0 +1,127 @@
+package prefork_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/prefork/proxyproto"
+	"github.com/actd/actd/prefork/worker"
+	"github.com/actd/actd/protocol"
+)
+
+// serveProxyFirst runs the proxyfirst test worker: a KeepFDHandler that
+// answers each HTTP/1.1 request head with "slot=K client=ADDR\n"
+// (worker.RemoteAddr) and gives the connection back after each answer.
+// It hides the filter from the library (ACTD_ACCEPT_FILTER), which then
+// announces handoff and proxy but not screen: the master accepts, reads
+// the headers and hands connections over, master first.
+func serveProxyFirst() error {
+	os.Unsetenv(protocol.EnvFilter)
+	id := "slot=" + os.Getenv(protocol.EnvSlot)
+	return worker.ServeKeepFD(context.Background(), func(fd int, parkable bool) bool {
+		r := bufio.NewReader(fdReader(fd))
+		for line := ""; line != "\r\n"; {
+			var err error
+			if line, err = r.ReadString('\n'); err != nil {
+				return false
+			}
+		}
+		body := id + " client=" + worker.RemoteAddr(fd).String() + "\n"
+		head := "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		if _, err := unix.Write(fd, []byte(head+body)); err != nil {
+			return false
+		}
+		return parkable && r.Buffered() == 0
+	})
+}
+
+// TestProxyMasterFirst: under a filter with children that take only what
+// the master hands over, the master reads the PROXY header of each
+// connection it accepts (whole, or in parts, before the request or with
+// it) and sends the client's address with the Conn; a keep-alive
+// connection given back keeps it for its next request; a malformed
+// header closes the connection, counted.
+func TestProxyMasterFirst(t *testing.T) {
+	cfg := fastConfig(protocol.Dispatch)
+	cfg.Filter = acceptfilter.HTTP
+	cfg.ProxyFrom = []proxyproto.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}
+	p := startPool(t, cfg, "proxyfirst")
+	const header, req = "PROXY TCP6 2001:db8::7 2001:db8::1 443 80\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+	for _, tc := range []struct {
+		name  string
+		parts []string
+		want  int // answers naming the client
+	}{
+		{"at once", []string{header + req}, 1},
+		{"header, then the request", []string{header, "", req}, 1},
+		{"header in parts", []string{header[:7], "", header[7:30], "", header[30:] + req}, 1},
+		{"keep-alive", []string{header + req, "", req, "", req}, 3},
+		{"malformed", []string{"PROXY TCP6 nowhere\r\n" + req}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := proxyTalk(t, p.addr, tc.parts)
+			if len(got) != tc.want {
+				t.Fatalf("got answers %q, want %d", got, tc.want)
+			}
+			for _, a := range got {
+				if !strings.HasSuffix(a, " client=[2001:db8::7]:443") {
+					t.Errorf("got %q, want the client from the header", a)
+				}
+			}
+		})
+	}
+	h := snapshot(t, p).Held
+	if h == nil || h.ProxyHeaders != 4 || h.ProxyFailed != 1 {
+		t.Errorf("held info %+v: want 4 headers read by the master (one per good connection), 1 failed", h)
+	}
+	if s := snapshot(t, p).Stats; s.Parked < 2 {
+		t.Errorf("parked %d, want at least 2", s.Parked)
+	}
+}
+
+// proxyTalk sends parts on one connection ("": a 200 ms wait) and returns
+// the bodies of the answers to the requests among them.
+func proxyTalk(t *testing.T, addr string, parts []string) []string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second)) // a bound, not a speed
+	r := bufio.NewReader(c)
+	var bodies []string
+	for _, part := range parts {
+		if part == "" {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if _, err := c.Write([]byte(part)); err != nil {
+			return bodies
+		}
+		if !strings.HasSuffix(part, "\r\n\r\n") {
+			continue
+		}
+		var body string
+		for line := ""; line != "\r\n"; {
+			if line, err = r.ReadString('\n'); err != nil {
+				return bodies
+			}
+		}
+		if body, err = r.ReadString('\n'); err != nil {
+			return bodies
+		}
+		bodies = append(bodies, strings.TrimSpace(body))
+	}
+	return bodies
+}
