@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/prefork/worker"
 )
 
 // The PROXY protocol (--proxy-protocol-from) through real actd masters and
@@ -236,4 +239,44 @@ func TestProxyProtocolStatus(t *testing.T) {
 	waitFor(t, "the slow-request line", 10*time.Second, func() bool {
 		return strings.Contains(a.stderr.String(), `request="`+want+`"`)
 	})
+}
+
+// remoteArg makes the test binary a net/http server on worker.Listener
+// that answers each request with its Request.RemoteAddr.
+const remoteArg = "remote-addr-worker"
+
+func remoteAddrWorker() int {
+	l, err := worker.Listener()
+	if err != nil {
+		return 1
+	}
+	srv := &http.Server{IdleTimeout: 2 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "remote="+r.RemoteAddr+"\n")
+	})}
+	if err := srv.Serve(l); !errors.Is(err, net.ErrClosed) {
+		return 1
+	}
+	return 0
+}
+
+// TestProxyProtocolNetHTTP: net/http on worker.Listener sees the client
+// of the PROXY header in Request.RemoteAddr, in a child that accepts
+// itself and in one handed the connection by the master.
+func TestProxyProtocolNetHTTP(t *testing.T) {
+	for _, mode := range [][]string{{"--accept", "exclusive"}, {"--accept-filter", "http"}} {
+		t.Run(mode[len(mode)-1], func(t *testing.T) {
+			addr := freeAddr(t)
+			startActd(t, nil, append(append([]string{"--listen", "web=" + addr, "--proxy-protocol-from", "127.0.0.1"}, mode...),
+				"--", os.Args[0], remoteArg)...)
+			bodies, _ := talk(t, addr, 2, proxyV1, pause, keptRequest, pause, keptRequest)
+			if len(bodies) != 2 {
+				t.Fatalf("got %q, want 2 answers", bodies)
+			}
+			for _, b := range bodies {
+				if b != "200 OK remote=203.0.113.7:5555" {
+					t.Errorf("got %q, want the client from the header", b)
+				}
+			}
+		})
+	}
 }
