@@ -3,6 +3,7 @@ package prefork_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/prefork/proxyproto"
 	"github.com/actd/actd/prefork/worker"
@@ -124,4 +126,28 @@ func proxyTalk(t *testing.T, addr string, parts []string) []string {
 		bodies = append(bodies, strings.TrimSpace(body))
 	}
 	return bodies
+}
+
+// TestProxyUnknownName: a --proxy-protocol-from NAME= that no listener has
+// (systemd's names are known at New only) is a *FieldError naming the
+// flag, at New and at Reload.
+func TestProxyUnknownName(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := dupListener(t, ln)
+	ln.Close()
+	cfg := fastConfig(protocol.Exclusive)
+	cfg.ProxyFrom = []proxyproto.Rule{{Name: "api", Prefix: netip.MustParsePrefix("10.0.0.0/8")}}
+	_, err = prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
+	var fe *prefork.FieldError
+	if !errors.As(err, &fe) || fe.Field != "proxy-protocol-from" || !strings.Contains(err.Error(), `no listening socket is named "api"`) {
+		t.Errorf("New: got %v, want a *FieldError for proxy-protocol-from naming api", err)
+	}
+	unix.Close(fd)
+	p := startPool(t, fastConfig(protocol.Exclusive), "echo")
+	if _, err := p.reload(cfg); !errors.As(err, &fe) || fe.Field != "proxy-protocol-from" {
+		t.Errorf("Reload: got %v, want a *FieldError for proxy-protocol-from", err)
+	}
 }

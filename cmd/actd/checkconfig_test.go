@@ -10,7 +10,8 @@ import (
 // TestCheckConfigCapabilities: check-config refuses what it can know a
 // worker cannot do (preload for the built-in handler, which is Go), and
 // notes what only a worker COMMAND's hello tells (fork for preload,
-// handoff under a filter).
+// handoff under a filter, proxy under --proxy-protocol-from); a PROXY
+// setting it can judge (shared mode, a socket name, a network) is refused.
 func TestCheckConfigCapabilities(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -24,6 +25,14 @@ func TestCheckConfigCapabilities(t *testing.T) {
 			[]string{"c.conf: ok", "note: preload: the worker's zygote must announce the fork capability",
 				"note: accept-filter http: the worker must announce the handoff capability", "old generation serves on"}, ""},
 		{"filter, built-in handler", "accept-filter = http\n", exitOK, []string{"c.conf: ok"}, "note:"},
+		{"proxy, worker", "proxy-protocol-from = 10.0.0.0/8\nproxy-protocol-from = ::1\nworker = /bin/sh\n", exitOK,
+			[]string{"c.conf: ok", "note: proxy-protocol-from: the worker must announce the proxy capability"}, ""},
+		{"proxy, shared mode", "proxy-protocol-from = 10.0.0.0/8\naccept = shared\nworker = /bin/sh\n", exitConfig,
+			[]string{"proxy-protocol-from: 10.0.0.0/8: must be unset with --accept=shared"}, ""},
+		{"proxy, unknown socket", "listen = web=127.0.0.1:0\nproxy-protocol-from = api=10.0.0.0/8\n", exitConfig,
+			[]string{"c.conf:2: proxy-protocol-from:", `no listening socket is named "api"`}, ""},
+		{"proxy, bad network", "proxy-protocol-from = 10.0.0.0/40\n", exitConfig,
+			[]string{"c.conf:1: proxy-protocol-from:", "want [NAME=]CIDR"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "c.conf")
