@@ -173,10 +173,14 @@ func (c *conn) LocalAddr() net.Addr { return c.addr(unix.SYS_GETSOCKNAME) }
 // RemoteAddr returns the client's address: the one its PROXY header gave
 // (proxy.go), else the peer's (getpeername), nil if unknown.
 func (c *conn) RemoteAddr() net.Addr {
-	if a := clientAddr(c.fd); a != nil {
+	if !c.acquire() {
+		return nil
+	}
+	defer c.use.RUnlock()
+	if a := clientAddr(c.fd); a != nil { // asked while fd is this conn's
 		return a
 	}
-	return c.addr(unix.SYS_GETPEERNAME)
+	return sockAddr(c.fd, unix.SYS_GETPEERNAME)
 }
 
 func (c *conn) addr(call uintptr) net.Addr {
