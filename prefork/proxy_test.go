@@ -151,3 +151,42 @@ func TestProxyUnknownName(t *testing.T) {
 		t.Errorf("Reload: got %v, want a *FieldError for proxy-protocol-from", err)
 	}
 }
+
+// TestProxyMapped: on a dual-stack IPv6 socket (systemd's default for
+// [::]:PORT) an IPv4 client's peer is IPv4-mapped (::ffff:127.0.0.1),
+// which an IPv4 network trusts: in the master (master first, under the
+// filter) and in a child that accepts itself (exclusive).
+func TestProxyMapped(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mode   protocol.Mode
+		filter acceptfilter.Filter
+	}{
+		{"master first", protocol.Dispatch, acceptfilter.HTTP},
+		{"exclusive", protocol.Exclusive, acceptfilter.None},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "[::]:0")
+			if err != nil {
+				t.Skipf("no IPv6 socket: %v", err)
+			}
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+			if c, err := net.Dial("tcp4", addr); err != nil {
+				ln.Close()
+				t.Skipf("the IPv6 socket is not dual-stack (net.ipv6.bindv6only): %v", err)
+			} else {
+				c.Close()
+			}
+			fd := dupListener(t, ln)
+			ln.Close()
+			cfg := fastConfig(tc.mode)
+			cfg.Filter = tc.filter
+			cfg.ProxyFrom = []proxyproto.Rule{{Prefix: netip.MustParsePrefix("127.0.0.1/32")}}
+			p := startPoolOn(t, cfg, "proxyfirst", fd, addr)
+			got := proxyTalk(t, p.addr, []string{"PROXY TCP4 203.0.113.7 192.0.2.1 5555 80\r\nGET / HTTP/1.1\r\n\r\n"})
+			if len(got) != 1 || !strings.HasSuffix(got[0], " client=203.0.113.7:5555") {
+				t.Errorf("got %q, want the client from the header", got)
+			}
+		})
+	}
+}

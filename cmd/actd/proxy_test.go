@@ -280,3 +280,4 @@ func TestProxyProtocolNetHTTP(t *testing.T) {
 		})
 	}
 }
+

@@ -45,8 +45,16 @@ type client struct {
 
 var inHandClient atomic.Pointer[client]
 
-// setClient makes fd the connection in hand, with addr.
-func setClient(fd int, addr string) { inHandClient.Store(&client{fd: fd, addr: addr}) }
+// setClient makes fd the connection in hand, with addr. Without an
+// address it only forgets the last one: no allocation per connection where
+// no header gives one.
+func setClient(fd int, addr string) {
+	if addr != "" {
+		inHandClient.Store(&client{fd: fd, addr: addr})
+	} else if inHandClient.Load() != nil {
+		inHandClient.Store(nil)
+	}
+}
 
 // clientOf returns the address a PROXY header gave connection fd, "" if
 // none did (or fd is not the connection in hand).
