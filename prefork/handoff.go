@@ -287,8 +287,8 @@ func (x *handoffMode) park(s *slot, fd, listener int, notReady bool, addr string
 	x.room() // if every one held is ready, hold it anyway: it is here
 	i := x.hold.add(fd, listener, p.now, !notReady)
 	x.hold.conns[i].addr = validAddr(addr)
-	if notReady && addr == "" { // its header may be still to come (proxyhold.go)
-		x.hold.trust(i, p.proxyNets(), maybeHeader)
+	if notReady && addr == "" { // given back unread: its header is still due (proxyhold.go)
+		x.hold.trust(i, p.proxyNets(), wantHeader)
 	}
 	if p.stop == nil {
 		x.held(i)

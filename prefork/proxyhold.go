@@ -22,7 +22,7 @@ type headerState uint8
 const (
 	noHeader    headerState = iota // none due: the peer is not trusted, or the header was read
 	wantHeader                     // from a trusted peer: a header first
-	maybeHeader                    // given back not ready without an address, or taken back from the store: a header, or (after a LOCAL one a child read) the request
+	maybeHeader                    // taken back from the store: a header, or (its header read by the master before) the request
 )
 
 // isBadHeader is what a look finds at a connection whose header is
@@ -53,6 +53,11 @@ func (h *holder) trust(i int, n proxyproto.Networks, state headerState) {
 // whole, isGone for a client gone, isBadHeader for a malformed one (or
 // for bytes that start no header, unless the header may have been read
 // already: maybeHeader).
+//
+// A screening child that read a header gives the connection back (Keep,
+// NotReady) with an address, the socket's peer after LOCAL or UNKNOWN; one
+// given back without an address from a trusted peer still owes its
+// header (wantHeader).
 func (h *holder) takeHeader(c *heldConn) look {
 	hd, st, err := proxyproto.Take(c.fd, h.peek)
 	switch {

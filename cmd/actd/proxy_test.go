@@ -128,6 +128,7 @@ func TestProxyProtocol(t *testing.T) {
 				{"v2 keep-alive", 2, []string{v2 + keptRequest, pause, keptRequest}, "client=[2001:db8::7]:443"},
 				{"v2 LOCAL", 1, []string{proxyV2(0, "") + keptRequest}, "client=127.0.0.1:"},
 				{"v1 UNKNOWN", 1, []string{"PROXY UNKNOWN\r\n" + keptRequest}, "client=127.0.0.1:"},
+				{"v2 LOCAL, then the request", 1, []string{proxyV2(0, ""), pause, keptRequest}, "client=127.0.0.1:"},
 				{"malformed", 1, []string{"PROXY TCP4 203.0.113.7 nowhere 5555 80\r\n" + keptRequest}, ""},
 				{"no header", 1, []string{keptRequest}, ""},
 			} {
