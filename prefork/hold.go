@@ -26,16 +26,18 @@ const kindHeld kind = kindReports + 1
 type heldConn struct {
 	fd       int // -1: a free entry
 	listener int
-	since    time.Time   // accepted, or parked
-	seq      uint32      // bumped each time the entry is freed
-	got      int         // bytes the last look saw
-	ready    bool        // in the ready queue
-	parked   bool        // given back by a child (Keep), not ready yet
-	polled   bool        // registered in the loop's epoll set
-	stored   string      // its name in the store (store.go), "" if not stored
-	body     *bodyState  // its head is in: the body it waits for (bodies.go), or nil
-	addr     string      // the client's address from a PROXY header, "" for the socket's peer (proxyhold.go)
-	header   headerState // whether its PROXY header is still due
+	since    time.Time  // accepted, or parked
+	seq      uint32     // bumped each time the entry is freed
+	got      int        // bytes the last look saw
+	ready    bool       // in the ready queue
+	parked   bool       // given back by a child (Keep), not ready yet
+	polled   bool       // registered in the loop's epoll set
+	stored   string     // its name in the store (store.go), "" if not stored
+	body     *bodyState // its head is in: the body it waits for (bodies.go), or nil
+
+	// Under --proxy-protocol-from (proxyhold.go):
+	addr   string      // the client's address from a PROXY header, "" for the socket's peer
+	header headerState // whether its PROXY header is still due
 }
 
 // heldRef names an entry in a queue; seq tells whether it is still the same

@@ -31,13 +31,14 @@ const sendChunk = 1 << 20
 type finishing struct {
 	fd, data   int // the connection and the data; fd -1: a free entry
 	listener   int
-	off, end   int64  // what is left: the data's bytes [off, end)
-	size       int64  // the data handed over, for the memory count
-	keep       bool   // park the connection once sent
-	addr       string // the client's address from a PROXY header (Write), "" for the socket's peer
-	registered bool   // in the loop's epoll set
+	off, end   int64 // what is left: the data's bytes [off, end)
+	size       int64 // the data handed over, for the memory count
+	keep       bool  // park the connection once sent
+	registered bool  // in the loop's epoll set
 	since      time.Time
 	moved      time.Time // the client last took a byte (or since)
+
+	addr string // the client's address from a PROXY header (Write), "" for the socket's peer (proxyhold.go)
 }
 
 // sender is the table of responses the master finishes.
