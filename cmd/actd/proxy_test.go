@@ -282,3 +282,16 @@ func TestProxyProtocolNetHTTP(t *testing.T) {
 	}
 }
 
+
+// TestProxyProtocolExec: a program run per connection (--exec) gets the
+// connection after its header, and the client in REMOTE_ADDR and
+// REMOTE_PORT.
+func TestProxyProtocolExec(t *testing.T) {
+	addr := freeAddr(t)
+	startActd(t, nil, "--listen", "web="+addr, "--proxy-protocol-from", "web=127.0.0.1", "--accept", "exclusive",
+		"--exec", `/bin/sh -c 'read line; printf "HTTP/1.0 200 OK\r\n\r\n%s %s:%s\n" "${line%?}" "$REMOTE_ADDR" "$REMOTE_PORT"'`)
+	bodies, _ := talk(t, addr, 1, proxyV1+"GET / HTTP/1.0\r\n\r\n")
+	if len(bodies) != 1 || bodies[0] != "200 OK GET / HTTP/1.0 203.0.113.7:5555" {
+		t.Errorf("got %q, want the request line after the header and the client", bodies)
+	}
+}
