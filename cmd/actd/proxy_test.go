@@ -282,7 +282,6 @@ func TestProxyProtocolNetHTTP(t *testing.T) {
 	}
 }
 
-
 // TestProxyProtocolExec: a program run per connection (--exec) gets the
 // connection after its header, and the client in REMOTE_ADDR and
 // REMOTE_PORT.
