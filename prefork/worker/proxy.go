@@ -28,8 +28,8 @@ const proxySince = 6
 
 // headerTimeout bounds the wait for the header of a connection the child
 // accepted itself (the master's --hold-timeout does for the ones it holds):
-// a header not whole by then closes the connection.
-const headerTimeout = 10 * time.Second
+// a header not whole by then closes the connection. A variable for tests.
+var headerTimeout = 10 * time.Second
 
 // proxies reports whether the child reads PROXY headers: the master named
 // networks and speaks revision 6.
