@@ -101,6 +101,8 @@
 // connections), shed.go (held connections timed out or shed for room),
 // offload.go and finish.go (responses children hand the
 // master to finish), store.go (held connections kept outside the master),
+// proxy.go and proxyhold.go (PROXY protocol: the networks, the header of a
+// held connection and the client's address it keeps),
 // channel.go
 // (messages from children), tick.go (the periodic work, in order),
 // deadlines.go (due, and applying it), pings.go (which idle children a tick
