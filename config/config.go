@@ -139,7 +139,7 @@ func (c *Config) applyFile(fs *flag.FlagSet, set map[string]bool, src sources) e
 
 // repeatable lists the keys a config file may give more than once, one
 // value per line.
-var repeatable = map[string]bool{"listen": true, "tls-cert": true, "tls-key": true}
+var repeatable = map[string]bool{"listen": true, proxyKey: true, "tls-cert": true, "tls-key": true}
 
 func (c *Config) applyEntry(fs *flag.FlagSet, set map[string]bool, e entry) error {
 	switch {
@@ -175,6 +175,9 @@ func (c *Config) validate(over map[string]string) error {
 		return &Error{Key: names[0], Err: fmt.Errorf("%s: must be at most %d", over[names[0]], math.MaxInt)}
 	}
 	if err := checkListens(c.Listen); err != nil {
+		return err
+	}
+	if err := checkProxyNames(c); err != nil {
 		return err
 	}
 	if err := CheckControlSocket(c.ControlSocket); err != nil {

@@ -91,6 +91,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	intVar(&p.MaxHeld, "max-held", p.MaxHeld, "hold at most `N` connections, 0 for what the fd limit allows (at most 16384); at the limit, shed the oldest not ready")
 	fs.Var(sizeValue{&p.OffloadMax}, "offload-max", "under an accept filter, the master finishes responses of up to `SIZE` that clients read slowly (K, M, G; 0: never)")
 	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "the responses the master finishes hold at most `SIZE` of data in all; beyond it children write them (K, M, G)")
+	fs.Var(proxyFromValue{&p.ProxyFrom}, proxyKey, "connections on the socket NAME (every socket without NAME=) from `[NAME=]CIDR` must start with a PROXY protocol v1 or v2 header, which gives the client's address; repeatable")
 	durationVar(&p.SendTimeout, "send-timeout", p.SendTimeout, "close a connection whose response the master finishes once its client takes nothing for `D`")
 	fs.Var(listFlag{&c.TLSCert}, "tls-cert", "children terminate TLS with the certificate chain in PEM `[NAME=]FILE` on listener NAME, without NAME= on every listener; repeatable")
 	fs.Var(listFlag{&c.TLSKey}, "tls-key", "the private key in PEM `[NAME=]FILE` of --tls-cert's certificate for NAME; repeatable")

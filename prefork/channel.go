@@ -105,6 +105,11 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 			p.changedState()
 			return nil
 		}
+		if err := p.proxyFit(s); err != nil { // proxy.go
+			p.unfit(s, err)
+			p.changedState()
+			return nil
+		}
 	case evPong:
 		p.onPong(s, m.Value)
 	case evRequest:
@@ -134,7 +139,7 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 			}
 			break
 		}
-		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady)
+		p.mode.park(s, fd, int(m.Listener), m.Value == protocol.NotReady, m.Addr)
 	}
 	p.mode.moved(s, from, to, ev)
 	if ev != evPong {

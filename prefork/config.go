@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/prefork/proxyproto"
 	"github.com/actd/actd/protocol"
 )
 
@@ -53,6 +54,7 @@ type Config struct {
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 	TLS             map[string][]byte   // --tls-cert and --tls-key: listener name ("" all others) → chain and key PEM, children terminate TLS there (tlscert.go)
+	ProxyFrom       []proxyproto.Rule   // --proxy-protocol-from, none: peers that must start with a PROXY header (proxy.go)
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.
@@ -144,6 +146,8 @@ func (c Config) Validate() error {
 		{c.HoldBody <= maxHoldBody, "hold-body", c.HoldBody, "0 (off) or at most 1G"},
 		{!c.Preload || c.Mode.SpeaksProtocol(), "preload", c.Preload, fmt.Sprintf("false with --accept=%v (a zygote takes its fork orders over the back-channel)", c.Mode)},
 		{c.ChildMemoryMax == 0 || c.ChildMemoryMax >= minChildMemory, "child-memory-max", c.ChildMemoryMax, "0 (off) or at least 1M"},
+		{len(c.ProxyFrom) == 0 || c.Mode.SpeaksProtocol(), "proxy-protocol-from", proxyRules(c.ProxyFrom),
+			fmt.Sprintf("unset with --accept=%v (shared-mode children say no hello, so none can say it reads PROXY headers)", c.Mode)},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

@@ -129,6 +129,8 @@
 //   - Memory, one type: memory.go, trend.go (growth per connection),
 //     usage.go (/proc readings), oom.go (OOM kills), cgroup.go
 //     (per-child groups).
+//   - PROXY protocol: proxy.go (the networks), proxyhold.go (the header
+//     of a held connection and the client's address it keeps).
 //   - TLS: tlscert.go (which listener terminates TLS with which
 //     certificate), tlsfds.go (the certificates' memfds, the fds after the
 //     back-channel, the tls capability at hello).

@@ -37,8 +37,8 @@ func TestArchitectureClaims(t *testing.T) {
 
 // TestPackagePicture: the packages docs/architecture.md draws as leaves
 // import no other package of the module, and the worker library imports
-// only the wire (protocol) and the filter's rule (acceptfilter), never the
-// master.
+// only the wire (protocol), the filter's rule (acceptfilter) and PROXY
+// headers (proxyproto), never the master.
 func TestPackagePicture(t *testing.T) {
 	const module = "github.com/actd/actd/"
 	for _, tc := range []struct {
@@ -51,11 +51,12 @@ func TestPackagePicture(t *testing.T) {
 		{"../slogjournal", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../cgroup", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"acceptfilter", func(p string) bool { return strings.HasPrefix(p, module) }},
-		{"worker", func(p string) bool { // the wire and the filter's rule, never the master
-			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "prefork/acceptfilter"}, strings.TrimPrefix(p, module))
+		{"proxyproto", func(p string) bool { return strings.HasPrefix(p, module) }},
+		{"worker", func(p string) bool { // the wire, the filter's rule and PROXY headers, never the master
+			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "prefork/acceptfilter", "prefork/proxyproto"}, strings.TrimPrefix(p, module))
 		}},
 		{".", func(p string) bool {
-			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "cgroup", "prefork/acceptfilter"}, strings.TrimPrefix(p, module))
+			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "cgroup", "prefork/acceptfilter", "prefork/proxyproto"}, strings.TrimPrefix(p, module))
 		}},
 	} {
 		for _, imp := range imports(t, tc.dir) {

@@ -83,7 +83,10 @@ func (x *handoffMode) giveBack() bool {
 		if f.keep {
 			m.Value = protocol.KeepAlive
 		}
-		var buf [protocol.MessageSize + protocol.TrailerSize]byte
+		if s.caps.Has(protocol.CapProxy) {
+			m.Addr = f.addr
+		}
+		var buf [protocol.MessageSize + protocol.TrailerSize + protocol.MaxAddr]byte
 		if err := rawSendFDs(s.ch, m.Encode(buf[:]), f.fd, f.data); err != nil {
 			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays, for the next child
 			continue
@@ -151,7 +154,7 @@ func (x *handoffMode) done(i int) {
 		rawClose(fd)
 		return
 	}
-	x.park(nil, fd, c.listener, false)
+	x.park(nil, fd, c.listener, false, c.addr)
 }
 
 // drop ends response i unfinished: its client is gone, or took nothing for

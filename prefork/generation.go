@@ -171,6 +171,9 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	var gen int
 	var err error
 	callErr := p.call(func() {
+		if _, err = proxyNetworks(cfg, p.listeners); err != nil {
+			return
+		}
 		if cfg.Mode != p.cfg.Mode {
 			err = fmt.Errorf("reload: accept mode %v cannot change to %v without a restart", p.cfg.Mode, cfg.Mode)
 			return

@@ -135,7 +135,9 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			x.watch()
 		}
 		p.stats.Held++
-		x.held(x.hold.add(fd, l.index, p.now, false))
+		i := x.hold.add(fd, l.index, p.now, false)
+		x.hold.trust(i, p.proxyNets(), wantHeader) // proxyhold.go
+		x.held(i)
 		if x.full {
 			return
 		}
@@ -189,6 +191,9 @@ func (x *handoffMode) look(i int, closed bool) {
 		got = isGone
 	}
 	switch got {
+	case isBadHeader:
+		x.proxyFailed(i, "malformed")
+		x.close(i)
 	case isGone:
 		x.p.stats.HeldClosed++
 		x.close(i)
@@ -239,8 +244,8 @@ func (x *handoffMode) handOff() {
 		}
 		s := p.slots[p.idle.lowest()]
 		c := &x.hold.conns[i]
-		m := protocol.Message{Type: protocol.Conn, Listener: uint16(c.listener)}
-		var buf [protocol.MessageSize]byte
+		m := connMessage(s, c)
+		var buf [protocol.MessageSize + protocol.MaxAddr]byte
 		if err := rawSendFD(s.ch, m.Encode(buf[:]), c.fd); err != nil {
 			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays ready, for the next child
 			continue
@@ -269,9 +274,10 @@ func (x *handoffMode) close(i int) {
 
 // park holds fd, given back by slot s (Keep, accepted on listener):
 // between two requests, or (notReady) found not ready by a child that
-// screens. While the pool stops it is closed, as an idle connection, unless
+// screens, with the client's address (addr, from a PROXY header) or "".
+// While the pool stops it is closed, as an idle connection, unless
 // its request is in already and children still take connections.
-func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
+func (x *handoffMode) park(s *slot, fd, listener int, notReady bool, addr string) {
 	p := x.p
 	if notReady {
 		p.stats.Held++
@@ -280,6 +286,10 @@ func (x *handoffMode) park(s *slot, fd, listener int, notReady bool) {
 	}
 	x.room() // if every one held is ready, hold it anyway: it is here
 	i := x.hold.add(fd, listener, p.now, !notReady)
+	x.hold.conns[i].addr = validAddr(addr)
+	if notReady && addr == "" { // given back unread: its header is still due (proxyhold.go)
+		x.hold.trust(i, p.proxyNets(), wantHeader)
+	}
 	if p.stop == nil {
 		x.held(i)
 		return
@@ -426,5 +436,6 @@ func (x *handoffMode) heldInfo(now time.Time) *HeldInfo {
 		in.SendingOldest = max(now.Sub(t), 0)
 	}
 	h.bodyInfo(in)
+	in.ProxyHeaders, in.ProxyFailed = h.proxy.taken, h.proxy.failed
 	return in
 }

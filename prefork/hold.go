@@ -30,6 +30,10 @@ type heldConn struct {
 	polled   bool       // registered in the loop's epoll set
 	stored   string     // its name in the store (store.go), "" if not stored
 	body     *bodyState // its head is in: the body it waits for (bodies.go), or nil
+
+	// Under --proxy-protocol-from (proxyhold.go):
+	addr   string      // the client's address from a PROXY header, "" for the socket's peer
+	header headerState // whether its PROXY header is still due
 }
 
 // heldRef names an entry in a queue; seq tells whether it is still the same
@@ -85,6 +89,7 @@ type holder struct {
 	store  Store       // where held connections outlive the master (store.go)
 	stored storeCounts // the store's counters
 	tls    *tlsFiles   // which listeners terminate TLS: their rule is acceptfilter.HelloReady (tlsfds.go)
+	proxy  proxyHeld   // PROXY headers read and refused (proxyhold.go)
 }
 
 // newHolder returns an empty holder for filter f, holding bodies of up to
@@ -109,6 +114,7 @@ func (h *holder) add(fd, listener int, now time.Time, parked bool) int {
 	}
 	c := &h.conns[i]
 	c.fd, c.listener, c.since, c.got, c.ready, c.parked, c.polled, c.body = fd, listener, now, 0, false, parked, false, nil
+	c.addr, c.header = "", noHeader
 	h.count++
 	if parked {
 		h.parked++
@@ -169,6 +175,11 @@ func (h *holder) look(i int) look {
 // for its body (bodies.go): a Content-Length one is counted, not peeked at.
 func (h *holder) peekAt(i int) look {
 	c := &h.conns[i]
+	if c.header != noHeader {
+		if got := h.takeHeader(c); got != isReady {
+			return got
+		}
+	}
 	if c.body != nil && !c.body.chunked {
 		return h.lookBody(i, nil)
 	}

@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 //	leak        echo that keeps ACTD_TEST_LEAK bytes (memory_test.go) per request, and says its RSS
 //	keephttp    HTTP/1.x, keep-alive, gives idle connections back under a filter (handoff_test.go)
 //	keephttp3   keephttp as a worker of protocol revision 3 does it: under a filter, the master accepts for it
+//	proxyfirst  HTTP/1.1 with the client's address, handoff and proxy without screen: the master accepts for it (proxy_test.go)
 //	nohandoff   says hello without the handoff capability, then waits
 //	echo5       echo as a Go worker of protocol revision 5 serves it: no tls capability (tls_test.go)
 //	flood       HTTP/1.0, one request per connection; /flood sends R reports nonstop first (reports_test.go)
@@ -90,6 +91,8 @@ func runTestWorker(name string) int {
 	case "keephttp3":
 		os.Setenv(protocol.EnvProtocol, "3") // the library then says hello without CapScreen, as it did at revision 3
 		err = worker.ServeKeepFD(context.Background(), keepHTTP(delay))
+	case "proxyfirst":
+		err = serveProxyFirst() // proxy_test.go
 	case "spawner":
 		err = worker.Serve(context.Background(), spawner())
 	case "blackhole":

@@ -55,7 +55,7 @@ type holding interface {
 	heldEvent(i int, closed bool)
 	// park takes fd, a connection slot s gave back (Keep), accepted on
 	// listener; notReady: found not ready by a child that screens.
-	park(s *slot, fd, listener int, notReady bool)
+	park(s *slot, fd, listener int, notReady bool, addr string)
 	// finish takes a connection slot s handed over with the rest of its
 	// response (Write, offload.go): connection fd, the data in data. It
 	// returns an error wrapping protocol.ErrGarbage for a Write beyond
@@ -98,7 +98,7 @@ func (holdsNone) finish(_ *slot, fd, data int, _ protocol.Message) error {
 
 // park closes fd; it is not reached: only filterTable has a Keep
 // transition.
-func (holdsNone) park(_ *slot, fd, _ int, _ bool) { unix.Close(fd) }
+func (holdsNone) park(_ *slot, fd, _ int, _ bool, _ string) { unix.Close(fd) }
 
 // newMode returns the acceptMode of cfg.Mode for p. It is the one place the
 // mode is decided.

@@ -33,6 +33,8 @@ type finishing struct {
 	registered bool  // in the loop's epoll set
 	since      time.Time
 	moved      time.Time // the client last took a byte (or since)
+
+	addr string // the client's address from a PROXY header (Write), "" for the socket's peer (proxyhold.go)
 }
 
 // sender is the table of responses the master finishes.
@@ -148,5 +150,5 @@ func finishOf(m protocol.Message, fd, data int, now time.Time) (finishing, bool)
 	}
 	off := int64(m.Offset)
 	return finishing{fd: fd, data: data, listener: int(m.Listener), off: off, end: off + int64(m.Length),
-		size: int64(m.Length), keep: m.Value&protocol.KeepAlive != 0, since: now, moved: now}, true
+		size: int64(m.Length), keep: m.Value&protocol.KeepAlive != 0, since: now, moved: now, addr: m.Addr}, true
 }

@@ -54,6 +54,7 @@ type Pool struct {
 	launcher        launcher   // how children start and go (launcher.go)
 	store           Store      // where held connections outlive the master (store.go)
 	takenBack       []Stored   // taken back from the store, held at Run's start
+	proxy           proxyCache // the current generation's PROXY networks (proxy.go)
 
 	inbox   *inbox // calls from other goroutines (call.go)
 	changed chan struct{}
@@ -95,6 +96,9 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 			return nil, err
 		}
 		p.listeners = append(p.listeners, ln)
+	}
+	if _, err := proxyNetworks(cfg, p.listeners); err != nil {
+		return nil, err
 	}
 	if p.tls, err = newTLSFiles(cfg.TLS, p.listeners); err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ func (x *handoffMode) expire() {
 // on a TLS listener (a plaintext 408 is no answer there), quietly.
 func (x *handoffMode) end(i int) {
 	c := &x.hold.conns[i]
+	if c.header != noHeader {
+		x.proxyFailed(i, "not complete within --hold-timeout")
+	}
 	if x.hold.filter == acceptfilter.HTTP && c.got > 0 && !x.p.tls.onListener(c.listener) {
 		x.answer408(c.fd)
 	}

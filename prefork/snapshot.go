@@ -101,6 +101,11 @@ type HeldInfo struct {
 	BodyFull    uint64 `json:"body_full,omitempty"`
 	BodyStalled uint64 `json:"body_stalled,omitempty"`
 	Continues   uint64 `json:"continues,omitempty"`
+	// Under --proxy-protocol-from (proxyhold.go): PROXY headers the master
+	// read, and connections it closed for a malformed header or one not
+	// complete within --hold-timeout.
+	ProxyHeaders uint64 `json:"proxy_headers,omitempty"`
+	ProxyFailed  uint64 `json:"proxy_failed,omitempty"`
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.

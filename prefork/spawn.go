@@ -45,6 +45,7 @@ func childEnv(cfg Config, listeners []*listener) []string {
 			env = append(env, protocol.EnvOffloadMax+"="+strconv.FormatUint(cfg.OffloadMax, 10))
 		}
 	}
+	env = append(env, proxyEnv(cfg, listeners)...) // proxy.go: ACTD_PROXY_FROM under --proxy-protocol-from
 	return env
 }
 

@@ -95,6 +95,9 @@ func (p *Pool) adoptStored() {
 		unix.SetNonblock(c.FD, true) // as accept4 made it: stored copies share the flag, but be sure
 		i := x.hold.add(c.FD, c.Listener, p.now, c.Parked)
 		x.hold.conns[i].stored = c.Name
+		if !c.Parked { // its header may be still to come: the address of one read is lost (proxyhold.go)
+			x.hold.trust(i, p.proxyNets(), maybeHeader)
+		}
 		x.hold.stored.now++
 		x.hold.stored.stored++
 		x.lookBack(i)
@@ -109,6 +112,9 @@ func (p *Pool) adoptStored() {
 // is closed, one not ready is watched.
 func (x *handoffMode) lookBack(i int) {
 	switch x.hold.look(i) {
+	case isBadHeader:
+		x.proxyFailed(i, "malformed")
+		x.close(i)
 	case isGone:
 		x.p.stats.HeldClosed++
 		x.close(i)

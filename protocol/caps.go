@@ -21,9 +21,11 @@ import (
 //	5  CapOffload: Write from children, with two fds: the master finishes
 //	   a response the client reads too slowly, then parks or closes the
 //	   connection (write completion)
-//	6  CapTLS: the worker terminates TLS on the listeners EnvTLS names,
-//	   with the certificates the master passes after the back-channel;
-//	   bit 4 is reserved for CapProxy, added in the same revision
+//	6  CapProxy: Conn, Keep, Write and Unsent may carry the client's
+//	   address from a PROXY header (Message.Addr), between the master and
+//	   a worker that announces it; EnvProxyFrom names the trusted networks.
+//	   CapTLS: the worker terminates TLS on the listeners EnvTLS names,
+//	   with the certificates the master passes after the back-channel
 const Version = 6
 
 // Caps is what a worker says it understands, in its Hello's Listener field.
@@ -54,9 +56,12 @@ const (
 	// only; the master tells it the largest response it takes in
 	// EnvOffloadMax.
 	CapOffload
-	// Bit 4 is reserved for CapProxy (PROXY protocol, revision 6),
-	// which another change adds.
-	_
+	// CapProxy: under --proxy-protocol-from (EnvProxyFrom set, revision
+	// 6), the worker consumes the PROXY header of a connection it accepts
+	// from a trusted peer, takes the client's address from a Conn or an
+	// Unsent (Message.Addr) and sends it on Keep and Write. The master
+	// refuses a worker without it when the setting is on.
+	CapProxy
 	// CapTLS: the worker terminates TLS (revision 6) on the listeners
 	// named in EnvTLS, with the certificate and key the master passes in
 	// the memfd named there; it never gives a TLS connection back (Keep)
@@ -66,8 +71,7 @@ const (
 )
 
 // capNames names each capability, in bit order.
-// A reserved bit's name is "".
-var capNames = []string{"handoff", "fork", "screen", "offload", "", "tls"}
+var capNames = []string{"handoff", "fork", "screen", "offload", "proxy", "tls"}
 
 // Has reports whether c includes every capability in want.
 func (c Caps) Has(want Caps) bool { return c&want == want }

@@ -37,6 +37,7 @@ const (
 	EnvFilter        = "ACTD_ACCEPT_FILTER" // data or http: the accept filter of a dispatch-mode pool; absent without one
 	EnvOffloadMax    = "ACTD_OFFLOAD_MAX"   // the largest rest of a response the master finishes (Write), in bytes; absent: none
 	EnvTLS           = "ACTD_TLS"           // INDEX=FD entries, space-separated: listener INDEX terminates TLS with the chain and key PEM in memfd FD; absent: no TLS
+	EnvProxyFrom     = "ACTD_PROXY_FROM"    // INDEX=CIDR entries, space-separated: peers that must send a PROXY header; absent: none
 )
 
 // RoleZygote is EnvRole's value for the process that loads the application
@@ -50,5 +51,5 @@ const RoleZygote = "zygote"
 var MasterEnv = []string{
 	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "FDSTORE",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
-	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax, EnvTLS,
+	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax, EnvProxyFrom, EnvTLS,
 }

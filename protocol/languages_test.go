@@ -24,7 +24,7 @@ import (
 // capSince is the revision that added each capability, as docs/protocol.md's
 // capability table ends each row ("revision 3"); every name in capNames
 // needs a line.
-var capSince = map[string]int{"handoff": 3, "fork": 3, "screen": 4, "offload": 5, "tls": 6}
+var capSince = map[string]int{"handoff": 3, "fork": 3, "screen": 4, "offload": 5, "proxy": 6, "tls": 6}
 
 // wireEntry is one line of the wire table as another language has it.
 type wireEntry struct {
@@ -71,6 +71,8 @@ func wireTable(t *testing.T) []wireEntry {
 		wireEntry{name: "NOT_READY", value: strconv.FormatUint(uint64(NotReady), 10), since: capSince["screen"]},
 		wireEntry{name: "KEEP_ALIVE", value: strconv.FormatUint(uint64(KeepAlive), 10), since: capSince["offload"]},
 		wireEntry{name: "TRAILER_SIZE", value: strconv.Itoa(TrailerSize), since: capSince["offload"], optional: true},
+		// A worker may trust the master's addresses to fit without naming the bound.
+		wireEntry{name: "MAX_ADDR", value: strconv.Itoa(MaxAddr), since: capSince["proxy"], optional: true},
 	)
 }
 

@@ -174,6 +174,7 @@ type Message struct {
 	Text     string // Request only: at most MaxText bytes of UTF-8
 	Offset   uint64 // Write and Unsent only: where the data to send starts in the attached file
 	Length   uint64 // Write and Unsent only: how many bytes of it to send
+	Addr     string // Conn, Keep, Write, Unsent (revision 6): the client's address from a PROXY header, HOST:PORT; "" for the socket's peer
 }
 
 // ErrGarbage is wrapped by every Decode error: the peer sent something that is
@@ -182,10 +183,14 @@ var ErrGarbage = errors.New("garbage on back-channel")
 
 // Size returns the length of m's packet.
 func (m Message) Size() int {
+	n := MessageSize + len(m.Text)
 	if m.Type.HasTrailer() {
-		return MessageSize + TrailerSize
+		n += TrailerSize
 	}
-	return MessageSize + len(m.Text)
+	if m.Type.HasAddr() {
+		n += len(m.Addr)
+	}
+	return n
 }
 
 // Encode writes m into b, which must be at least m.Size() bytes long, and
@@ -197,20 +202,26 @@ func (m Message) Encode(b []byte) []byte {
 	b[1] = Wire
 	binary.BigEndian.PutUint16(b[2:4], m.Listener)
 	binary.BigEndian.PutUint32(b[4:8], m.Value)
+	rest := b[MessageSize:]
 	if m.Type.HasTrailer() {
-		binary.BigEndian.PutUint64(b[MessageSize:], m.Offset)
-		binary.BigEndian.PutUint64(b[MessageSize+8:], m.Length)
+		binary.BigEndian.PutUint64(rest, m.Offset)
+		binary.BigEndian.PutUint64(rest[8:], m.Length)
+		rest = rest[TrailerSize:]
+	}
+	if m.Type.HasAddr() {
+		copy(rest, m.Addr)
 		return b
 	}
-	copy(b[MessageSize:], m.Text)
+	copy(rest, m.Text)
 	return b
 }
 
 // Decode parses one packet. It returns an error wrapping ErrGarbage if the
 // packet is shorter than MessageSize, carries another wire format, has an
 // unknown type, or has text where its type has none (or more than MaxText,
-// or text that is not UTF-8), or is a Write or Unsent without exactly its
-// trailer.
+// or text that is not UTF-8), or is a Write or Unsent without its whole
+// trailer, or has an address (after the header of a Conn or Keep, after
+// the trailer of a Write or Unsent) that decodeAddr refuses.
 func Decode(b []byte) (Message, error) {
 	if len(b) < MessageSize {
 		return Message{}, fmt.Errorf("%w: %d bytes, want %d", ErrGarbage, len(b), MessageSize)
@@ -227,10 +238,18 @@ func Decode(b []byte) (Message, error) {
 	switch {
 	case !m.Type.FromChild() && !m.Type.FromMaster():
 		return Message{}, fmt.Errorf("%w: unknown type %v", ErrGarbage, m.Type)
-	case m.Type.HasTrailer() && len(text) != TrailerSize:
+	case m.Type.HasTrailer() && len(text) < TrailerSize:
 		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize+TrailerSize)
 	case m.Type.HasTrailer():
 		m.Offset, m.Length = binary.BigEndian.Uint64(text), binary.BigEndian.Uint64(text[8:])
+		if err := m.decodeAddr(text[TrailerSize:]); err != nil {
+			return Message{}, err
+		}
+		return m, nil
+	case m.Type.HasAddr():
+		if err := m.decodeAddr(text); err != nil {
+			return Message{}, err
+		}
 		return m, nil
 	case !m.Type.HasText() && len(text) > 0:
 		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize)

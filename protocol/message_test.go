@@ -134,7 +134,7 @@ func TestCaps(t *testing.T) {
 		want string
 	}{
 		{0, "none"}, {CapHandoff, "handoff"}, {CapHandoff | CapFork, "handoff,fork"}, {CapFork | 0x100, "fork,+0x0100"},
-		{CapTLS, "tls"}, {CapHandoff | CapTLS | 0x10, "handoff,tls,+0x0010"}, // bit 4 reserved (proxy)
+		{CapTLS, "tls"}, {CapHandoff | CapProxy | CapTLS, "handoff,proxy,tls"}, {CapTLS | 0x40, "tls,+0x0040"},
 	} {
 		if got := tc.caps.String(); got != tc.want {
 			t.Errorf("Caps(%#x).String() = %q, want %q", uint16(tc.caps), got, tc.want)

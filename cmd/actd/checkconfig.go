@@ -40,6 +40,9 @@ func helloNotes(cfg *config.Config) []string {
 	if cfg.Pool.Preload {
 		notes = append(notes, "preload: the worker's zygote must announce the fork capability; "+after)
 	}
+	if len(cfg.Pool.ProxyFrom) > 0 {
+		notes = append(notes, "proxy-protocol-from: the worker must announce the proxy capability (protocol revision 6); "+after)
+	}
 	if cfg.Pool.Filter != acceptfilter.None {
 		notes = append(notes, fmt.Sprintf("accept-filter %v: the worker must announce the handoff capability; %s", cfg.Pool.Filter, after))
 	}

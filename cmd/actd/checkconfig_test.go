@@ -12,7 +12,9 @@ import (
 // TestCheckConfigCapabilities: check-config refuses what it can know a
 // worker cannot do (preload for the built-in handler, which is Go), and
 // notes what only a worker COMMAND's hello tells (fork for preload,
-// handoff under a filter, tls for tls-cert); a bad certificate is 78.
+// handoff under a filter, tls for tls-cert, proxy under
+// --proxy-protocol-from); a bad certificate is 78, and a PROXY setting it
+// can judge (shared mode, a socket name, a network) is refused.
 func TestCheckConfigCapabilities(t *testing.T) {
 	cert := testcert.Write(t, t.TempDir(), "server", 1)
 	other := testcert.Write(t, t.TempDir(), "other", 2)
@@ -35,6 +37,14 @@ func TestCheckConfigCapabilities(t *testing.T) {
 			[]string{"c.conf:2: tls-key:", "does not match"}, ""},
 		{"tls, shared mode", "accept = shared\ntls-cert = " + cert.CertFile + "\ntls-key = " + cert.KeyFile + "\nworker = /bin/sh\n", exitConfig,
 			[]string{"c.conf:2: tls-cert:", "shared"}, ""},
+		{"proxy, worker", "proxy-protocol-from = 10.0.0.0/8\nproxy-protocol-from = ::1\nworker = /bin/sh\n", exitOK,
+			[]string{"c.conf: ok", "note: proxy-protocol-from: the worker must announce the proxy capability"}, ""},
+		{"proxy, shared mode", "proxy-protocol-from = 10.0.0.0/8\naccept = shared\nworker = /bin/sh\n", exitConfig,
+			[]string{"proxy-protocol-from: 10.0.0.0/8: must be unset with --accept=shared"}, ""},
+		{"proxy, unknown socket", "listen = web=127.0.0.1:0\nproxy-protocol-from = api=10.0.0.0/8\n", exitConfig,
+			[]string{"c.conf:2: proxy-protocol-from:", `no listening socket is named "api"`}, ""},
+		{"proxy, bad network", "proxy-protocol-from = 10.0.0.0/40\n", exitConfig,
+			[]string{"c.conf:1: proxy-protocol-from:", "want [NAME=]CIDR"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "c.conf")

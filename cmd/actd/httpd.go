@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
+
 	"strconv"
 	"time"
 
@@ -34,7 +34,8 @@ const (
 var errDeadline = errors.New("request deadline passed")
 
 // httpHandler returns the built-in handler: a minimal HTTP/1.x responder
-// that answers every request with "slot=K pid=P\n" after waiting delay,
+// that answers every request with "slot=K pid=P\n" (and the client under
+// --proxy-protocol-from: httpd_client.go) after waiting delay,
 // keeping the connection open as HTTP/1.1 allows. A connection handed over
 // under an accept filter (parkable) goes back to the master between two
 // requests, unless the next one comes within keepAliveGrace (givesBack)
@@ -47,10 +48,7 @@ var errDeadline = errors.New("request deadline passed")
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
 func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
-	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
-	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
-	keep := append([]byte(head+"\r\n"), body...)
-	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
+	ans := newReplies()
 	conn := &fdConn{}
 	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
@@ -64,6 +62,7 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 	}
 	return func(fd int, parkable bool) bool {
 		conn.open(fd, parkable)
+		ans.open(fd)
 		r.Reset(conn)
 		for {
 			worker.Yield() // between requests too: see worker.Yield
@@ -92,9 +91,9 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			if kind != "" {
 				finished, err = large.answer(conn, kind, arg, again, parkable && r.Buffered() == 0)
 			} else if again {
-				err = conn.writeAll(keep)
+				err = conn.writeAll(ans.keep)
 			} else {
-				err = conn.writeAll(closing)
+				err = conn.writeAll(ans.closing)
 			}
 			worker.Report("") // done with it
 			if err != nil || finished || !again {

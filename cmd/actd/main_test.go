@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	case len(os.Args) == 2 && os.Args[1] == oldArg:
 		os.Exit(revision1Worker())
+	case len(os.Args) == 2 && os.Args[1] == remoteArg:
+		os.Exit(remoteAddrWorker()) // proxy_test.go
 	case os.Getenv(envAsActd) != "":
 		os.Exit(run(os.Args[1:]))
 	}

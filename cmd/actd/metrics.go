@@ -180,6 +180,8 @@ func writeHeldMetrics(mw metricsWriter, s prefork.Snapshot) {
 	if h.Filter == "http" {
 		writeBodyMetrics(mw, h)
 	}
+	mw.counter("proxy_headers", "PROXY protocol headers the master read (--proxy-protocol-from).", h.ProxyHeaders)
+	mw.counter("proxy_failed", "Connections the master closed for a malformed PROXY header, or one not complete within --hold-timeout.", h.ProxyFailed)
 }
 
 // writeBodyMetrics writes the bodies the master holds (--hold-body).

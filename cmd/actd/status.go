@@ -144,6 +144,9 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 		fmt.Fprintf(w, "finished by the master: %d responses, %s of data, %s left; oldest %v; %d waiting for a child; %d handed over, %d finished, %d failed, %d send timeouts, %d over --offload-total\n",
 			h.Sending, sizeText(uint64(max(h.SendingBytes, 0))), sizeText(uint64(max(h.SendingLeft, 0))), h.SendingOldest.Round(time.Millisecond),
 			h.Refused, s.Stats.Finishing, s.Stats.Finished, s.Stats.FinishFailed, s.Stats.SendTimeouts, s.Stats.OverTotal)
+		if h.ProxyHeaders > 0 || h.ProxyFailed > 0 {
+			fmt.Fprintf(w, "PROXY headers: %d read, %d connections closed for a bad or late one\n", h.ProxyHeaders, h.ProxyFailed)
+		}
 		if h.Filter == "http" {
 			fmt.Fprintf(w, "bodies held: %d (%d bytes in); %d handed over at --hold-body, %d with a full receive queue, %d stalled; %d 100 Continue sent\n",
 				h.Bodies, h.BodyBytes, h.BodyBound, h.BodyFull, h.BodyStalled, h.Continues)

@@ -170,8 +170,18 @@ func (c *conn) CloseWrite() error {
 // LocalAddr returns the socket's address (getsockname), nil if unknown.
 func (c *conn) LocalAddr() net.Addr { return c.addr(unix.SYS_GETSOCKNAME) }
 
-// RemoteAddr returns the peer's address (getpeername), nil if unknown.
-func (c *conn) RemoteAddr() net.Addr { return c.addr(unix.SYS_GETPEERNAME) }
+// RemoteAddr returns the client's address: the one its PROXY header gave
+// (proxy.go), else the peer's (getpeername), nil if unknown.
+func (c *conn) RemoteAddr() net.Addr {
+	if !c.acquire() {
+		return nil
+	}
+	defer c.use.RUnlock()
+	if a := clientAddr(c.fd); a != nil { // asked while fd is this conn's
+		return a
+	}
+	return sockAddr(c.fd, unix.SYS_GETPEERNAME)
+}
 
 func (c *conn) addr(call uintptr) net.Addr {
 	if !c.acquire() {

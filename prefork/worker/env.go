@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/prefork/proxyproto"
 	"github.com/actd/actd/protocol"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,7 @@ type Env struct {
 	Filter    acceptfilter.Filter // the pool's accept filter (dispatch mode); None if unset or unknown
 	Offload   int64               // the most bytes of a response the master finishes (EnvOffloadMax); 0 if unset
 	TLS       map[int]int         // listener index to the memfd of its certificate and key (EnvTLS); nil if unset
+	Proxy     proxyproto.Networks // peers whose connections start with a PROXY header, by listener (EnvProxyFrom); nil if unset
 
 	tls terminator // the certificates loaded, when the server takes TLS connections (tls.go)
 }
@@ -51,6 +53,9 @@ func FromEnv() (Env, error) {
 	}
 	if e.TLS, err = parseTLSEnv(os.Getenv(protocol.EnvTLS), n); err != nil {
 		return e, err
+	}
+	if e.Proxy, err = proxyEnv(n); err != nil {
+		return e, fmt.Errorf("%s: %w", protocol.EnvProxyFrom, err)
 	}
 	if e.Mode.SpeaksProtocol() {
 		if e.Channel, err = intVar(protocol.EnvChannelFD); err != nil {

@@ -79,13 +79,14 @@ func serveHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.
 		unix.Close(fd)
 		return err
 	}
+	setClient(fd, m.Addr) // proxy.go
 	if keep == nil || env.terminates(l) {
 		h(fd, l)
 		return ch.send(protocol.Idle, 0, 0)
 	}
 	var err error
 	if keepWith(keep, ch, l, fd, env.offloads()) {
-		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener}, fd)
+		err = protocol.SendFD(int(ch), keepMessage(fd, m.Listener, 0), fd)
 	}
 	unix.Close(fd)
 	if err != nil {

@@ -49,11 +49,14 @@ func connEnv() []string {
 	return env
 }
 
-// remoteEnv returns REMOTE_ADDR and REMOTE_PORT for a TCP peer, nothing for
-// a unix one.
+// remoteEnv returns REMOTE_ADDR and REMOTE_PORT for a TCP peer (the
+// client its PROXY header gave, proxy.go), nothing for a unix one.
 func remoteEnv(fd int) []string {
 	var ip string
 	var port int
+	if ap, err := netip.ParseAddrPort(clientOf(fd)); err == nil {
+		return []string{"REMOTE_ADDR=" + ap.Addr().String(), "REMOTE_PORT=" + strconv.Itoa(int(ap.Port()))}
+	}
 	switch sa := peer(fd).(type) {
 	case *unix.SockaddrInet4:
 		ip, port = netip.AddrFrom4(sa.Addr).String(), sa.Port

@@ -94,7 +94,7 @@ func Finish(fd, data int, offset, length int64, keepAlive bool) error {
 		return ErrNoOffload
 	}
 	m := protocol.Message{Type: protocol.Write, Listener: uint16(h.listener),
-		Offset: uint64(offset), Length: uint64(length)}
+		Offset: uint64(offset), Length: uint64(length), Addr: clientOf(fd)}
 	if keepAlive {
 		m.Value = protocol.KeepAlive
 	}
@@ -237,7 +237,7 @@ func writeUnsent(env Env, ch channel, m protocol.Message, fd, data int) error {
 	}
 	var err error
 	if sendAll(fd, data, int64(m.Offset), int64(m.Length)) && m.Value&protocol.KeepAlive != 0 {
-		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener}, fd)
+		err = protocol.SendFD(int(ch), protocol.Message{Type: protocol.Keep, Listener: m.Listener, Addr: m.Addr}, fd)
 	}
 	unix.Close(fd)
 	if err != nil {

@@ -18,7 +18,8 @@ var current atomic.Pointer[lateBusy]
 
 // Report tells the master what the connection in hand is serving, for
 // example "GET /path": `actd status` shows it beside the slot, and the
-// master's logs about a busy child name it. Report("") says the request is
+// master's logs about a busy child name it. For a connection whose PROXY
+// header gave the client's address, " from HOST:PORT" is appended. Report("") says the request is
 // done (a keep-alive connection waits for the next). text is cut to
 // protocol.MaxText bytes and made valid UTF-8.
 //
@@ -78,6 +79,9 @@ func (b *lateBusy) report(text string) error {
 			return b.ch.sendText(protocol.Request, "")
 		}
 		return nil
+	}
+	if client := reportedClient(); client != "" { // proxy.go: behind a balancer, the client is worth showing
+		text += " from " + client
 	}
 	b.request.text, b.request.since, b.request.sent = protocol.Truncate(text), b.now(), false
 	if !b.armed {

@@ -22,6 +22,7 @@ type run struct {
 	idle   bool      // report a long connection's end with Idle (exclusive mode)
 	again  *retry    // if set, whether to try at all after the first connection
 	screen *screener // if set, each connection is looked at first, and served by it (screen.go)
+	env    Env       // the child's: which peers owe a PROXY header (proxy.go)
 }
 
 // serve accepts and serves connections from listener l, reported through
@@ -29,6 +30,7 @@ type run struct {
 // KeepAcceptingBatch connections, or batchTime has passed since
 // begin. It returns the error of a report.
 func (r run) serve(env Env, report *lateBusy, h connServer, l int, p *pause) error {
+	r.env = env
 	for i := r.served; i < protocol.KeepAcceptingBatch; i++ {
 		if i > 0 && (time.Since(r.begin) >= batchTime || r.again != nil && !r.again.due()) {
 			return nil
@@ -63,9 +65,10 @@ func (r run) take(report *lateBusy, h connServer, c, l int) error {
 	}
 	report.start(l)
 	var err error
-	if r.screen != nil {
+	switch {
+	case r.screen != nil:
 		err = r.screen.serve(c, l)
-	} else {
+	case r.env.admit(c, l): // proxy.go: its PROXY header first, if it owes one
 		h(c, l)
 	}
 	return errors.Join(err, report.done(r.idle))

@@ -42,11 +42,15 @@ func (e Env) caps() protocol.Caps {
 	if len(e.tls) > 0 {
 		c |= protocol.CapTLS
 	}
+	if e.proxies() {
+		c |= protocol.CapProxy // proxy.go
+	}
 	return c
 }
 
 // screener is a screening child's side of each connection.
 type screener struct {
+	env     Env
 	ch      channel
 	filter  acceptfilter.Filter
 	peek    []byte // acceptfilter.HeadLimit bytes, for every look
@@ -68,7 +72,7 @@ func serveScreen(env Env, ch channel, h connServer, keep keepServer) error {
 	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, env.Channel, &ev); err != nil {
 		return err
 	}
-	sc := &screener{ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep, offload: env.offloads(), tls: env.tls}
+	sc := &screener{env: env, ch: ch, filter: env.Filter, peek: make([]byte, acceptfilter.HeadLimit), h: h, keep: keep, offload: env.offloads(), tls: env.tls}
 	events := make([]unix.EpollEvent, len(env.Listeners)+1)
 	var p pause
 	var again retry
@@ -144,6 +148,10 @@ func (sc *screener) register(ep int, env Env, registered *bool) error {
 // ready to serve. One that is not is the master's now (Keep, NotReady);
 // one whose client is gone is closed. Either way fd is closed then.
 func (sc *screener) look(fd, l int) (bool, error) {
+	addr, ok, err := sc.screenHeader(fd, l) // proxy.go
+	if !ok || err != nil {
+		return false, err
+	}
 	n, err := peek(fd, sc.peek)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
@@ -157,7 +165,7 @@ func (sc *screener) look(fd, l int) (bool, error) {
 	case sc.filter.Whole(sc.peek[:n]):
 		return true, nil
 	}
-	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady}, fd)
+	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady, Addr: addr}, fd)
 	unix.Close(fd)
 	return false, err
 }
@@ -172,7 +180,7 @@ func (sc *screener) serve(fd, l int) error {
 	}
 	var err error
 	if keepWith(sc.keep, sc.ch, l, fd, sc.offload) {
-		err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l)}, fd)
+		err = protocol.SendFD(int(sc.ch), keepMessage(fd, uint16(l), 0), fd)
 	}
 	unix.Close(fd)
 	return err

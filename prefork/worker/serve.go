@@ -170,7 +170,9 @@ func acceptOrder(env Env, ch channel, h connServer, m protocol.Message, p *pause
 			unix.Close(c)
 			return err
 		}
-		h(c, l)
+		if env.admit(c, l) { // proxy.go: its PROXY header first, if it owes one
+			h(c, l)
+		}
 		if m.Value == protocol.KeepAccepting {
 			if err := keepAccepting(env, report, h, l, p, begin); err != nil {
 				return err

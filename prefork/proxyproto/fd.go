@@ -1,0 +1,91 @@
+package proxyproto
+
+import (
+	"net/netip"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Peer returns the address getpeername(2) gives for the connected socket
+// fd, false for a socket that is not IPv4 or IPv6 (a unix socket has no
+// network to trust).
+func Peer(fd int) (netip.Addr, bool) {
+	var rsa unix.RawSockaddrAny
+	size := uint32(unix.SizeofSockaddrAny)
+	_, _, errno := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(fd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&size)))
+	if errno != 0 {
+		return netip.Addr{}, false
+	}
+	switch rsa.Addr.Family {
+	case unix.AF_INET:
+		p := (*unix.RawSockaddrInet4)(unsafe.Pointer(&rsa))
+		return netip.AddrFrom4(p.Addr), true
+	case unix.AF_INET6:
+		p := (*unix.RawSockaddrInet6)(unsafe.Pointer(&rsa))
+		return netip.AddrFrom16(p.Addr).Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+// PeerPort is Peer with the port, the zero value if unknown.
+func PeerPort(fd int) netip.AddrPort {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
+	}
+	return netip.AddrPort{}
+}
+
+// Take looks for a header at the start of connection fd without waiting:
+// it peeks (MSG_PEEK|MSG_DONTWAIT) into buf (at least MaxHeader bytes),
+// and for a complete header reads exactly its bytes, so the request after
+// it is still the socket's. It returns the header and Complete; NeedMore
+// with nothing read when the bytes so far are a header's beginning, or
+// none came yet (EAGAIN); Invalid for a malformed header, Absent for
+// bytes no header starts with (Parse). err is set, with Invalid, when the
+// client is gone (end of file, a socket error): close it as well.
+func Take(fd int, buf []byte) (Header, Status, error) {
+	n, err := recv(fd, buf[:MaxHeader], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return Header{}, NeedMore, nil
+	case err != nil:
+		return Header{}, Invalid, err
+	case n == 0:
+		return Header{}, Invalid, errGone
+	}
+	h, st := Parse(buf[:n])
+	if st != Complete {
+		return h, st, nil
+	}
+	got, err := recv(fd, buf[:h.Len], 0)
+	if err != nil || got != h.Len { // peeked bytes are in the queue: a short read is a bug or a reset
+		return Header{}, Invalid, errGone
+	}
+	return h, Complete, nil
+}
+
+// errGone is a client gone before or while its header was read.
+var errGone = unix.ECONNRESET
+
+// recv is recvfrom(2) without a source address or an allocation.
+func recv(fd int, buf []byte, flags int) (int, error) {
+	for {
+		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])),
+			uintptr(len(buf)), uintptr(flags), 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(n), nil
+	}
+}
