@@ -119,7 +119,7 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	switch m {
 	case protocol.Dispatch:
 		if p.cfg.holds() {
-			return &handoffMode{p: p, hold: newHolder(p.cfg.Filter, p.cfg.HoldBody), screen: newScreening(p), out: &sender{}}, nil
+			return &handoffMode{speaksProtocol: speaksProtocol{p}, hold: newHolder(p.cfg.Filter, p.cfg.HoldBody), screen: newScreening(p), out: &sender{}}, nil
 		}
 		return &dispatchMode{speaksProtocol: speaksProtocol{p}}, nil
 	case protocol.Exclusive:
