@@ -142,3 +142,40 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 		t.Errorf(".ci/run: no line %q (the README's test command)", command)
 	}
 }
+
+// staticcheckTool is the staticcheck command the tools module pins.
+const staticcheckTool = "honnef.co/go/tools/cmd/staticcheck"
+
+// TestCIPinsStaticcheck checks that staticcheck is pinned by the tools
+// module (.ci/tools/go.mod's tool directive, its hashes in .ci/tools/go.sum,
+// the product's go.mod untouched) and that .ci/run builds it from there, not
+// by a version fetched by name (go install ...@version).
+func TestCIPinsStaticcheck(t *testing.T) {
+	var mod struct {
+		Tool    []struct{ Path string }
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal(goOutput(t, "off", "mod", "edit", "-json", ".ci/tools/go.mod"), &mod); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(mod.Tool, func(tl struct{ Path string }) bool { return tl.Path == staticcheckTool }) {
+		t.Errorf(".ci/tools/go.mod: no tool %s", staticcheckTool)
+	}
+	if !slices.ContainsFunc(mod.Require, func(r struct{ Path, Version string }) bool {
+		return r.Path == "honnef.co/go/tools" && r.Version != ""
+	}) {
+		t.Errorf(".ci/tools/go.mod: requires no version of honnef.co/go/tools")
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), "cd .ci/tools && ") || !strings.Contains(string(ci), "go build -o ../bin/staticcheck "+staticcheckTool) {
+		t.Errorf(".ci/run: does not build staticcheck in .ci/tools")
+	}
+	for line := range strings.Lines(string(ci)) {
+		if strings.Contains(line, "go install") && strings.Contains(line, "@") {
+			t.Errorf(".ci/run: %q fetches a tool by version; pin it in .ci/tools/go.mod", strings.TrimSpace(line))
+		}
+	}
+}

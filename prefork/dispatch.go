@@ -39,8 +39,8 @@ import (
 
 // dispatchMode is the dispatch accept mode: the master orders.
 type dispatchMode struct {
+	speaksProtocol
 	holdsNone
-	p *Pool
 }
 
 func (d *dispatchMode) table() *table { return dispatchTable }
@@ -49,12 +49,8 @@ func (d *dispatchMode) table() *table { return dispatchTable }
 func (d *dispatchMode) setup() error {
 	for _, l := range d.p.listeners {
 		l.edge = l.tcp
-		if err := d.p.poll.add(l.FD, listenEvents(l, true), kindListener, l.index); err != nil {
-			return err
-		}
-		l.armed = true
 	}
-	return nil
+	return d.p.addListeners(true)
 }
 
 func (d *dispatchMode) readable(l *listener) { d.dispatch(l) }
@@ -76,16 +72,8 @@ func (d *dispatchMode) tick() {}
 // hush: the listeners wake the loop already.
 func (d *dispatchMode) hush() {}
 
-func (d *dispatchMode) scale() { d.p.scale() }
-
-func (d *dispatchMode) drain(s *slot) { d.p.send(s, protocol.Message{Type: protocol.Drain}) }
-
 // stop stops watching the listeners.
-func (d *dispatchMode) stop() {
-	for _, l := range d.p.listeners {
-		d.arm(l, false)
-	}
-}
+func (d *dispatchMode) stop() { d.p.watchListeners(false) }
 
 // wantReports: children's messages wake the loop only while a connection
 // waits for them (reports.go).
@@ -126,7 +114,7 @@ func (d *dispatchMode) dispatch(l *listener) {
 			p.mem.room(p.slots[n], protocol.KeepAcceptingBatch)
 		d.order(p.slots[n], l, keep)
 	}
-	d.arm(l, l.edge) // an edge-triggered listener is watched again after overload
+	d.p.watchListener(l, l.edge) // an edge-triggered listener is watched again after overload
 }
 
 // order tells slot s to accept one connection from l, and with keep set to
@@ -159,7 +147,7 @@ const overloadLogEvery = 10 * time.Second
 func (d *dispatchMode) overloaded(l *listener) {
 	d.p.overload(l)
 	l.starved = true
-	d.arm(l, false)
+	d.p.watchListener(l, false)
 	d.p.changedState()
 }
 
@@ -206,7 +194,7 @@ func (d *dispatchMode) rearm(l *listener) {
 	if l.armed || l.orders > 0 {
 		return // without a queue length, one order at a time
 	}
-	d.arm(l, true)
+	d.p.watchListener(l, true)
 }
 
 // rearmAll is rearm for every listener, after a child became idle.
@@ -214,27 +202,4 @@ func (d *dispatchMode) rearmAll() {
 	for _, l := range d.p.listeners {
 		d.rearm(l)
 	}
-}
-
-// arm starts or stops watching l.
-func (d *dispatchMode) arm(l *listener, on bool) {
-	if l.armed == on {
-		return
-	}
-	if err := d.p.poll.arm(l.FD, listenEvents(l, on), kindListener, l.index); err != nil {
-		d.p.log.Error("watch listener", "listener", l.Name, "err", err)
-		return
-	}
-	l.armed = on
-}
-
-// listenEvents returns the epoll events that watch l, or none.
-func listenEvents(l *listener, on bool) uint32 {
-	switch {
-	case !on:
-		return 0
-	case l.edge:
-		return eventIn | eventEdge
-	}
-	return eventIn
 }

@@ -119,7 +119,8 @@
 //     queues.go (accept-queue depths, demand, the stuck check),
 //     sockdiag.go, listener.go.
 //   - Accept modes, behind acceptMode: mode.go, dispatch.go, handoff.go,
-//     exclusive.go, shared.go; register.go (the slot order of children
+//     exclusive.go, shared.go; watch.go (whether epoll reports the
+//     listeners, for every mode), register.go (the slot order of children
 //     that accept by themselves), screen.go (children that screen under a
 //     filter).
 //   - Held connections (accept filters): filter.go, hold.go, shed.go,

@@ -1,9 +1,5 @@
 package prefork
 
-import (
-	"github.com/actd/actd/protocol"
-)
-
 // Exclusive mode: children accept by themselves, registered in slot order
 // (register.go). A child told to register again while it serves a
 // connection finishes it first: the master may hear B and I for that
@@ -12,8 +8,8 @@ import (
 // exclusiveMode is the exclusive accept mode: children accept by themselves,
 // registered in slot order.
 type exclusiveMode struct {
+	speaksProtocol
 	holdsNone
-	p     *Pool
 	order order // the children's registration order (register.go)
 }
 
@@ -26,41 +22,19 @@ func (x *exclusiveMode) setup() error {
 	if err := deferData(x.p.cfg, x.p.listeners); err != nil {
 		return err
 	}
-	for _, l := range x.p.listeners {
-		if err := x.p.poll.add(l.FD, 0, kindListener, l.index); err != nil {
-			return err
-		}
-	}
-	return nil
+	return x.p.addListeners(false)
 }
 
 // hush watches the listeners: the children accept by themselves, so
 // without it the master would not see connections queue on a wedged pool
 // (the stuck check) until its next, distant tick.
-func (x *exclusiveMode) hush() { x.watch(true) }
+func (x *exclusiveMode) hush() { x.p.watchListeners(true) }
 
 // readable: a connection arrived on a quiet pool. The master stops
 // watching and ticks every tick period again.
 func (x *exclusiveMode) readable(*listener) {
-	x.watch(false)
+	x.p.watchListeners(false)
 	x.p.keepTicking()
-}
-
-func (x *exclusiveMode) watch(on bool) {
-	var events uint32
-	if on {
-		events = eventIn
-	}
-	for _, l := range x.p.listeners {
-		if l.armed == on {
-			continue
-		}
-		if err := x.p.poll.arm(l.FD, events, kindListener, l.index); err != nil {
-			x.p.log.Error("watch listener", "listener", l.Name, "err", err)
-			continue
-		}
-		l.armed = on
-	}
 }
 
 // moved keeps the registrations in slot order as children start, register,
@@ -84,11 +58,7 @@ func (x *exclusiveMode) moved(s *slot, from, to state, ev event) {
 
 func (x *exclusiveMode) tick() { x.order.next(x.p, x) }
 
-func (x *exclusiveMode) scale() { x.p.scale() }
-
-func (x *exclusiveMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: protocol.Drain}) }
-
-func (x *exclusiveMode) stop() { x.watch(false) }
+func (x *exclusiveMode) stop() { x.p.watchListeners(false) }
 
 // wantReports: children's messages wake the loop, but for a quiet pool's
 // (hushed): its pongs wait for the tick that checks them, and a connection

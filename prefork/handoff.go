@@ -42,7 +42,7 @@ const acceptBatch = 64
 // handoffMode is the dispatch accept mode with an accept filter: the master
 // accepts, holds and hands over.
 type handoffMode struct {
-	p       *Pool
+	speaksProtocol
 	hold    *holder
 	out     *sender   // responses the master finishes (offload.go)
 	screen  screening // the children that accept by themselves (screen.go)
@@ -70,12 +70,8 @@ func (x *handoffMode) setup() error {
 		if err := deferAccept(l.FD, deferHeld); err != nil {
 			return err
 		}
-		if err := x.p.poll.add(l.FD, eventIn, kindListener, l.index); err != nil {
-			return err
-		}
-		l.armed = true
 	}
-	return nil
+	return x.p.addListeners(true)
 }
 
 // deferHeld is the TCP_DEFER_ACCEPT of a listener the master accepts on:
@@ -311,21 +307,7 @@ func (x *handoffMode) accepts() bool { return x.screen.plain > 0 }
 // accepts, but not while full, stalled or starved; or to wake a quiet pool
 // (hush); never once the pool stops.
 func (x *handoffMode) watch() {
-	on := (x.accepts() && !x.full && !x.stalled && !x.starved || x.quiet) && x.p.stop == nil
-	for _, l := range x.p.listeners {
-		if l.armed == on {
-			continue
-		}
-		var events uint32
-		if on {
-			events = eventIn
-		}
-		if err := x.p.poll.arm(l.FD, events, kindListener, l.index); err != nil {
-			x.p.log.Error("watch listener", "listener", l.Name, "err", err)
-			continue
-		}
-		l.armed = on
-	}
+	x.p.watchListeners((x.accepts() && !x.full && !x.stalled && !x.starved || x.quiet) && x.p.stop == nil)
 }
 
 // moved hands ready connections over when a child is idle, accepts for
@@ -386,10 +368,6 @@ func (x *handoffMode) hush() {
 		x.watch()
 	}
 }
-
-func (x *handoffMode) scale() { x.p.scale() }
-
-func (x *handoffMode) drain(s *slot) { x.p.send(s, protocol.Message{Type: protocol.Drain}) }
 
 // stop stops watching the listeners and closes the held connections that
 // are idle: nothing of a request came (silent ones, and parked keep-alive

@@ -12,8 +12,9 @@ import (
 // per mode (dispatch.go, handoff.go, exclusive.go, shared.go), chosen once
 // by newMode.
 // The loop calls it; it calls back into the pool for everything modes
-// share. Adding a mode is a file with a type like these and a line in
-// newMode.
+// share (watch.go watches the listeners for each). What most modes do
+// alike is embedded: speaksProtocol (scale, drain) and holdsNone. Adding a
+// mode is a file with a type like these and a line in newMode.
 type acceptMode interface {
 	// table returns the mode's slot transitions (machine.go).
 	table() *table
@@ -80,6 +81,18 @@ type holdCounts struct {
 	sends int  // responses the master finishes (offload.go): a stopping pool waits for them
 }
 
+// speaksProtocol is what a mode whose children speak the protocol (every
+// mode but shared) shares: its pool, sized by the scaler, and a child told
+// to drain with a D message. Such a mode embeds it, with holdsNone unless
+// it holds connections, and reaches its pool as m.p.
+type speaksProtocol struct{ p *Pool }
+
+// scale applies the scaler's decision (scale.go).
+func (m speaksProtocol) scale() { m.p.scale() }
+
+// drain sends D: s's child finishes its connection and exits.
+func (m speaksProtocol) drain(s *slot) { m.p.send(s, protocol.Message{Type: protocol.Drain}) }
+
 // holdsNone is the holding of a mode that holds no connection.
 type holdsNone struct{}
 
@@ -108,11 +121,11 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 		if p.cfg.holds() {
 			hold := newHolder(p.cfg.Filter, p.cfg.HoldBody)
 			hold.tls = &p.tls // tlsfds.go: the current generation's
-			return &handoffMode{p: p, hold: hold, screen: newScreening(p), out: &sender{}}, nil
+			return &handoffMode{speaksProtocol: speaksProtocol{p}, hold: hold, screen: newScreening(p), out: &sender{}}, nil
 		}
-		return &dispatchMode{p: p}, nil
+		return &dispatchMode{speaksProtocol: speaksProtocol{p}}, nil
 	case protocol.Exclusive:
-		return &exclusiveMode{p: p, order: newOrder()}, nil
+		return &exclusiveMode{speaksProtocol: speaksProtocol{p}, order: newOrder()}, nil
 	case protocol.Shared:
 		return &sharedMode{p: p}, nil
 	}

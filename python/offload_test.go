@@ -117,7 +117,7 @@ func slowRead(sock, path string) ([32]byte, error) {
 			return [32]byte{}, fmt.Errorf("%s: %d of %d bytes left: %w", path, left, n, err)
 		}
 		left -= int(k)
-		time.Sleep(chunk * time.Second / slowRate)
+		time.Sleep(chunk * time.Second / slowRate) // a slow reader: the thing tested
 	}
 	var sum [32]byte
 	copy(sum[:], h.Sum(nil))

@@ -85,7 +85,7 @@ func partialNext(addr string, i int, first func()) error {
 	}
 	once()
 	for j := 10; j < len(next); j++ {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a client that trickles: the thing tested
 		if _, err := conn.Write([]byte{next[j]}); err != nil {
 			return err
 		}

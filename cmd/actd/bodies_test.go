@@ -40,7 +40,7 @@ func slowPost(addr, head string, body []byte, piece int, gap time.Duration) (str
 		return "", err
 	}
 	for len(body) > 0 {
-		time.Sleep(gap)
+		time.Sleep(gap) // a client that trickles: the thing tested
 		n := min(piece, len(body))
 		if _, err := c.Write(body[:n]); err != nil {
 			return "", err
@@ -83,7 +83,7 @@ func goodClients(a *actd, n int, stop chan struct{}) func() (int, error) {
 					return
 				}
 				answered.Add(1)
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // pacing the client loop
 			}
 		}()
 	}

@@ -19,6 +19,9 @@ func TestStatusShowsChildMemory(t *testing.T) {
 		if _, err := a.get(); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
+		// Pacing, not a wait: the requests spread over several pings
+		// (200ms), so that children serve and are measured in turn; what
+		// follows waits on conditions.
 		time.Sleep(100 * time.Millisecond)
 	}
 	waitFor(t, "a recycled line with reason memory", 5*time.Second, func() bool {

@@ -130,8 +130,14 @@ func TestMetricsIdleClosed(t *testing.T) {
 	if _, _, err := scrape(addr, "/metrics"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	base := openFDs(t, pid)
+	// The scrape's keep-alive connection stays open in the master for
+	// metricsIdle: base counts it, once the scrape's other fds are closed.
+	base := 0
+	waitFor(t, "a steady fd count after the scrape", 2*time.Second, func() bool {
+		was := base
+		base = openFDs(t, pid)
+		return base == was
+	})
 	const n = metricsClients - 2
 	var conns []net.Conn
 	for range n {
@@ -167,6 +173,7 @@ func TestEndpointsBounded(t *testing.T) {
 	addr := freeAddr(t)
 	a := startActd(t, nil, "--metrics-listen", addr)
 	pid := a.cmd.Process.Pid
+	base := openFDs(t, pid)
 	for _, tc := range []struct {
 		name    string
 		network string
@@ -177,8 +184,7 @@ func TestEndpointsBounded(t *testing.T) {
 		{"control socket", "unix", a.ctl, controlClients},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			time.Sleep(200 * time.Millisecond)
-			base := openFDs(t, pid)
+			waitFor(t, "the clients before closed", 5*time.Second, func() bool { return openFDs(t, pid) <= base })
 			for range 200 {
 				c, err := net.Dial(tc.network, tc.address)
 				if err != nil {
@@ -186,7 +192,11 @@ func TestEndpointsBounded(t *testing.T) {
 				}
 				defer c.Close()
 			}
-			time.Sleep(300 * time.Millisecond)
+			// The master takes clients up to its limit (two fewer: base
+			// may count a connection of startActd's, since closed).
+			waitFor(t, "the master takes its limit of clients", 5*time.Second, func() bool {
+				return openFDs(t, pid) >= base+tc.limit-2
+			})
 			if got := openFDs(t, pid); got > base+tc.limit+2 {
 				t.Errorf("got %d master fds with 200 idle clients, want at most %d + %d", got, base, tc.limit)
 			}

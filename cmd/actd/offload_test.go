@@ -74,7 +74,7 @@ func slowGet(c net.Conn, r *bufio.Reader, path string, rate int) ([32]byte, erro
 			return [32]byte{}, fmt.Errorf("%d bytes left: %w", n, err)
 		}
 		n -= int(k)
-		time.Sleep(time.Duration(chunk) * time.Second / time.Duration(rate))
+		time.Sleep(time.Duration(chunk) * time.Second / time.Duration(rate)) // a slow reader: the thing tested
 	}
 	var sum [32]byte
 	copy(sum[:], h.Sum(nil))
@@ -122,7 +122,7 @@ func plainClients(a *actd, n int, stop <-chan struct{}) (wait func() (ok, failed
 				} else {
 					good.Add(1)
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // pacing the client loop
 			}
 		}()
 	}
@@ -359,6 +359,6 @@ type slowReader struct {
 
 func (s *slowReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p[:min(len(p), 16<<10)])
-	time.Sleep(time.Duration(n) * time.Second / time.Duration(s.rate))
+	time.Sleep(time.Duration(n) * time.Second / time.Duration(s.rate)) // a slow reader: the thing tested
 	return n, err
 }

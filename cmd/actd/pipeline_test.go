@@ -58,7 +58,7 @@ func partialNext(addr string, gap time.Duration) error {
 		return err
 	}
 	for i := 10; i < len(second); i++ {
-		time.Sleep(gap)
+		time.Sleep(gap) // a client that trickles: the thing tested
 		if _, err := c.Write([]byte{second[i]}); err != nil {
 			return err
 		}

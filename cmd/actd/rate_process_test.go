@@ -23,6 +23,9 @@ func TestStatusRate(t *testing.T) {
 	go func() {
 		loop <- steadyLoad(a, 20*time.Millisecond, stop, func(at time.Time) { mu.Lock(); done = append(done, at); mu.Unlock() })
 	}()
+	// A window, the thing measured: the status rate counts the last
+	// rateWindow, so the load runs a full window first. The comparison
+	// below uses the completions counted, not the time slept.
 	time.Sleep(rateWindow + 2*time.Second)
 	var want float64
 	for range 30 { // reads at moments all along the period between two status lines

@@ -35,7 +35,7 @@ func TestCrashingWorkerBacksOff(t *testing.T) {
 	})
 	t.Logf("StatusText: %q (%s)", st.StatusText, st.ActiveState)
 	cpu0, pids0 := a.ProcStat(st.MainPID), a.LastPID()
-	time.Sleep(crashWindow)
+	time.Sleep(crashWindow) // a window, the thing measured: CPU and forks within it
 	cpu1, pids1 := a.ProcStat(st.MainPID), a.LastPID()
 	t.Logf("over %v: master used %d ticks of CPU, %d PIDs were allocated in the box", crashWindow, cpu1-cpu0, pids1-pids0)
 	if cpu1-cpu0 > maxCrashCPU {

@@ -27,6 +27,9 @@ func TestLeakyWorkerWithinMemoryMax(t *testing.T) {
 	before := a.Activate(pool.Addr(), serviceUnit)
 
 	load := StartLoad(pool.Addr(), 16, 0, 20*time.Second)
+	// A window, the thing tested: 15 s of leaking load that the unit must
+	// bear without an OOM kill. What is read after it are counts over
+	// the whole window, not a state reached at some moment.
 	time.Sleep(15 * time.Second)
 	res := load.Stop()
 	var doc struct {

@@ -39,6 +39,8 @@ func reloadUnderLoad(t *testing.T, config string) {
 	waitService(t, a.Bus, serviceUnit, 30*time.Second, "active again", func(s ServiceState) bool {
 		return s.ActiveState == "active"
 	})
+	// The grace is the thing tested: answers from after it must all come
+	// from new children; then wait for 100 of them.
 	time.Sleep(retireGrace)
 	waitAnswered(t, load, 100, 10*time.Second)
 	res := load.Stop()

@@ -50,8 +50,8 @@ func TestSlowClientsDefaultPool(t *testing.T) {
 	n := waitHeld(t, a, 365)
 	t.Logf("held %d connections", n)
 
-	load := StartLoad(pool.Addr(), 4, 10*time.Millisecond, 5*time.Second)
-	time.Sleep(3 * time.Second)
+	load := StartLoad(pool.Addr(), 4, 10*time.Millisecond, 30*time.Second)
+	waitAnswered(t, load, 200, 20*time.Second)
 	res := load.Stop()
 	if len(res.Answers) == 0 || res.Failed > 0 || res.Refused > 0 {
 		t.Errorf("good clients beside the slow ones: %v; want every request answered", res)

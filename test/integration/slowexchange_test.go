@@ -107,9 +107,12 @@ func TestSlowBodiesAndReaders(t *testing.T) {
 		slow.Go(func() { errs <- readSlowly(pool.Addr(), [2]string{"/bytes", "/file"}[i%2], want, end) })
 	}
 
-	time.Sleep(2 * time.Second) // every slow client is in
+	// The slow clients are in once the master holds bodies and finishes
+	// answers; then the good client runs beside them.
+	in := a.waitExchangeStatus(t, time.Now().Add(exchangeWindow/2), func(s exchangeSeen) bool { return s.bodies > 0 && s.sending > 0 })
 	load := StartLoad(pool.Addr(), 1, 50*time.Millisecond, 5*time.Second)
-	seen := a.waitExchangeStatus(t, time.Now().Add(exchangeWindow/2))
+	seen := a.waitExchangeStatus(t, time.Now().Add(exchangeWindow/4), nil)
+	seen = exchangeSeen{max(seen.bodies, in.bodies), max(seen.sending, in.sending)}
 	res := load.Stop()
 	t.Logf("beside the slow clients: %v; actd status: %d bodies held, %d answers finished by the master at most", res, seen.bodies, seen.sending)
 	if len(res.Answers) == 0 || res.Failed > 0 || res.Refused > 0 {
@@ -163,11 +166,12 @@ func sumOf(h hash.Hash) (sum [32]byte) {
 type exchangeSeen struct{ bodies, sending int }
 
 // waitExchangeStatus looks at `actd status --json` in the box until until,
-// and returns the most it saw.
-func (a *ActdBox) waitExchangeStatus(t *testing.T, until time.Time) exchangeSeen {
+// or until enough (if not nil) holds for what it has seen, and returns the
+// most it saw.
+func (a *ActdBox) waitExchangeStatus(t *testing.T, until time.Time, enough func(exchangeSeen) bool) exchangeSeen {
 	t.Helper()
 	var seen exchangeSeen
-	for ; time.Now().Before(until); time.Sleep(250 * time.Millisecond) {
+	for ; time.Now().Before(until) && (enough == nil || !enough(seen)); time.Sleep(250 * time.Millisecond) {
 		out, err := a.RunErr(actdBinary, "status", "--json")
 		if err != nil {
 			continue
