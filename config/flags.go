@@ -92,6 +92,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	fs.Var(sizeValue{&p.OffloadMax}, "offload-max", "under an accept filter, the master finishes responses of up to `SIZE` that clients read slowly (K, M, G; 0: never)")
 	fs.Var(sizeValue{&p.OffloadTotal}, "offload-total", "the responses the master finishes hold at most `SIZE` of data in all; beyond it children write them (K, M, G)")
 	durationVar(&p.SendTimeout, "send-timeout", p.SendTimeout, "close a connection whose response the master finishes once its client takes nothing for `D`")
+	addOperatorFlags(fs, c) // operator.go
 	return fs, v
 }
 

@@ -52,6 +52,9 @@ type Config struct {
 	HoldBody        uint64              // --hold-body, 1M: http filter, request body bytes held before a child gets the request (bodies.go); 0: none
 	ChildMemoryMax  uint64              // --child-memory-max, memory.max of each child's cgroup; 0 = none
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
+	AccessLog       string              // --access-log, "": off; "journal", or a file the master opens per generation (accesslog.go)
+	AccessLogFormat string              // --access-log-format, "": the default (package accesslog)
+	MaxRequestBody  uint64              // --max-request-body, 1G: children answer 413 beyond it, and the master for a held request; 0 = no limit
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.
@@ -92,6 +95,7 @@ func DefaultConfig() Config {
 		OffloadTotal:    256 << 20,
 		SendTimeout:     60 * time.Second,
 		HoldBody:        1 << 20,
+		MaxRequestBody:  1 << 30,
 	}
 }
 
