@@ -188,3 +188,15 @@ func escape(b []byte, s string) []byte {
 	}
 	return b
 }
+
+// Headers returns the request headers the format prints (%{Name}i), in
+// the order it names them; a worker keeps only these of a request.
+func (f *Format) Headers() []string {
+	var names []string
+	for _, p := range f.parts {
+		if p.verb == 'i' {
+			names = append(names, p.name)
+		}
+	}
+	return names
+}

@@ -116,3 +116,11 @@ func writeLine(fd int, b []byte) error {
 		return nil
 	}
 }
+
+// Headers returns the request headers l's format prints; nil for a nil l.
+func (l *Logger) Headers() []string {
+	if l == nil {
+		return nil
+	}
+	return l.format.Headers()
+}

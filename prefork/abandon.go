@@ -78,6 +78,7 @@ func (p *Pool) abandon(err error) {
 	}
 	p.retireGen(gen, "generation abandoned")
 	p.replace = replace
+	closeLog(p.program.logFile, prev.program.logFile) // accesslog.go
 	p.gen, p.cfg, p.program, p.env, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.backoff
 	p.pre.backoff = backoff{} // the old generation's zygote, if any, was told to exit: tickZygotes starts one
 	p.ready.close(p)

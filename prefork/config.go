@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/actd/actd/prefork/acceptfilter"
@@ -21,6 +22,8 @@ type Program struct {
 	Path string   // default "/proc/self/exe"
 	Args []string // argv, Args[0] included; default {"actd-child"}
 	Env  []string // base environment; nil means os.Environ(); see childEnv
+
+	logFile *os.File // the generation's access-log file, opened by the pool (accesslog.go)
 }
 
 // Config holds the pool settings. The zero value is not valid: start from

@@ -159,15 +159,18 @@ func (p *Pool) readyCh(gen int) chan struct{} {
 // exited, or finishing their last connection), when the generation was
 // abandoned (a Snapshot's Abandoned says why), or when a later Reload
 // superseded it (a Snapshot's Generation then differs). It returns an
-// error instead: a *FieldError, an attempt to change the accept mode or
-// filter, or ErrStopped.
+// error instead: a *FieldError, an access-log file that cannot be opened,
+// an attempt to change the accept mode or filter, or ErrStopped.
 func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, nil, err
 	}
+	logFile, err := openAccessLog(cfg) // accesslog.go
+	if err != nil {
+		return 0, nil, err
+	}
 	var ready chan struct{}
 	var gen int
-	var err error
 	callErr := p.call(func() {
 		if cfg.Mode != p.cfg.Mode {
 			err = fmt.Errorf("reload: accept mode %v cannot change to %v without a restart", p.cfg.Mode, cfg.Mode)
@@ -181,13 +184,16 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 			err = ErrStopped
 			return
 		}
+		p.dropPrevLog()
 		p.prev = p.current()
 		p.cfg, p.program, p.env = cfg, program(cfg), childEnv(cfg, p.listeners)
+		p.program.logFile, logFile = logFile, nil
 		p.startGeneration()
 		p.stats.Reloads++
 		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)
 		ready, gen = p.ready.ch, p.gen
 	})
+	closeLog(logFile, nil) // not taken: the reload was refused
 	if callErr != nil {
 		return 0, nil, callErr
 	}

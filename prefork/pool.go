@@ -98,6 +98,9 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		p.listeners = append(p.listeners, ln)
 	}
 	p.env = childEnv(cfg, p.listeners)
+	if p.program.logFile, err = openAccessLog(cfg); err != nil { // accesslog.go
+		return nil, err
+	}
 	p.mem = newMemory(cfg, log)
 	return p, nil
 }

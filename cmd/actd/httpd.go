@@ -55,21 +55,27 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
 	large := &bodies{files: files}
+	access := newHandlerLog() // httpd_access.go
+	rules := newRules(worker.MaxRequestBody(), access.log.Headers())
+	access.e.Header = rules.value
 	var kind, arg string
 	seen := func(line []byte) {
 		text.seen(line)
+		access.seen(line)
 		_, rest, _ := bytes.Cut(line, []byte(" "))
 		target, _, _ := bytes.Cut(rest, []byte(" "))
 		kind, arg = route(target)
 	}
 	return func(fd int, parkable bool) bool {
 		conn.open(fd, parkable)
+		access.open(fd)
 		r.Reset(conn)
 		for {
 			worker.Yield() // between requests too: see worker.Yield
 			conn.begin()
 			kind = ""
-			again, status := readRequest(r, seen)
+			rules.reset()
+			again, status := readRequestWith(r, seen, rules)
 			if status == giveBack {
 				return true // the next request is the master's until whole
 			}
@@ -78,6 +84,7 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			}
 			if status != 0 {
 				conn.reject(status)
+				access.done(status, int64(len(reasons[status])+1))
 				return false
 			}
 			conn.served++
@@ -91,10 +98,13 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			var finished bool
 			if kind != "" {
 				finished, err = large.answer(conn, kind, arg, again, parkable && r.Buffered() == 0)
+				access.done(large.status, large.sent)
 			} else if again {
 				err = conn.writeAll(keep)
+				access.done(200, int64(len(body)))
 			} else {
 				err = conn.writeAll(closing)
+				access.done(200, int64(len(body)))
 			}
 			worker.Report("") // done with it
 			if err != nil || finished || !again {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/accesslog"
+)
+
+// handlerLog is the built-in handler's access log (--access-log): one
+// line per request whose request line came, with the status and body
+// bytes of the answer, an error answer included. Off, it costs a nil
+// check per request.
+type handlerLog struct {
+	log *accesslog.Logger // nil: off
+	e   accesslog.Entry   // the request in hand; its Header reads what requestRules kept
+}
+
+// newHandlerLog returns the access log the master's environment asks for.
+// A malformed environment is reported on stderr and leaves the log off.
+func newHandlerLog() *handlerLog {
+	l, err := accesslog.FromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "actd child %d: access log off: %v\n", os.Getpid(), err)
+	}
+	return &handlerLog{log: l}
+}
+
+// open takes connection fd: its client's address.
+func (h *handlerLog) open(fd int) {
+	if h.log != nil {
+		h.e.Remote = peerAddr(fd)
+	}
+}
+
+// seen notes a request line (without its line end).
+func (h *handlerLog) seen(line []byte) {
+	if h.log == nil {
+		return
+	}
+	h.e.Start = time.Now()
+	method, rest, _ := bytes.Cut(line, []byte(" "))
+	target, proto, _ := bytes.Cut(rest, []byte(" "))
+	path, query, _ := bytes.Cut(target, []byte("?"))
+	h.e.Method, h.e.Path, h.e.Query, h.e.Proto = string(method), string(path), string(query), string(proto)
+}
+
+// done logs the request seen last, answered with status and bytes of
+// body, and forgets it; without a request line seen, it logs nothing.
+func (h *handlerLog) done(status int, bytes int64) {
+	if h.log == nil || h.e.Method == "" {
+		return
+	}
+	h.e.Duration = time.Since(h.e.Start)
+	h.e.Status, h.e.Bytes = status, bytes
+	if err := h.log.Log(&h.e); err != nil {
+		fmt.Fprintf(os.Stderr, "actd child %d: %v\n", os.Getpid(), err)
+	}
+	h.e.Method = ""
+}
+
+// peerAddr returns the socket's peer as HOST:PORT, or "-" for a peer
+// without an address (a unix socket).
+func peerAddr(fd int) string {
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return "-"
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrInet6:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	}
+	return "-"
+}
