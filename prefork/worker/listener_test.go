@@ -63,6 +63,7 @@ func httpWorker() int {
 		time.Sleep(d)
 		fmt.Fprintf(w, "pid=%d slept=%v\n", os.Getpid(), d)
 	})
+	mux.HandleFunc("/panic", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "part one\n")
 		w.(http.Flusher).Flush()
@@ -373,10 +374,10 @@ type actdPool struct {
 	exited                   chan error
 }
 
-// startActd starts actd in mode with two children and waits until it is
-// ready. Cleanup kills it if the test did not stop it, and prints its log if
-// the test failed.
-func startActd(t *testing.T, actd, mode string) *actdPool {
+// startActd starts actd in mode with two children and the flags extra, and
+// waits until it is ready. Cleanup kills it if the test did not stop it,
+// and prints its log if the test failed.
+func startActd(t *testing.T, actd, mode string, extra ...string) *actdPool {
 	t.Helper()
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -386,8 +387,9 @@ func startActd(t *testing.T, actd, mode string) *actdPool {
 	p := &actdPool{actd: actd, addr: ln.Addr().String(), control: filepath.Join(dir, "ctl.sock"),
 		log: filepath.Join(dir, "actd.log"), exited: make(chan error, 1)}
 	ln.Close()
-	p.cmd = exec.Command(actd, "--listen", p.addr, "--accept", mode, "--control-socket", p.control,
-		"--log-format", "text", "--start-children", "2", "--min-spare", "1", "--", os.Args[0])
+	args := append([]string{"--listen", p.addr, "--accept", mode, "--control-socket", p.control,
+		"--log-format", "text", "--start-children", "2", "--min-spare", "1"}, extra...)
+	p.cmd = exec.Command(actd, append(args, "--", os.Args[0])...)
 	p.cmd.Env = append(os.Environ(), roleEnv+"=1")
 	logf, err := os.Create(p.log)
 	if err != nil {

@@ -1,0 +1,167 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/actd/actd/accesslog"
+)
+
+// The net/http side of the operator settings, applied by Requests to each
+// request: the access log (--access-log), the body limit
+// (--max-request-body), the header field limit, and a handler's panic
+// logged as one error entry (errorlog.go).
+
+// edge is what Requests applies, read once from the environment.
+type edge struct {
+	log     *accesslog.Logger // nil: off
+	maxBody int64             // -1: none
+}
+
+// newEdge reads the environment. A malformed access-log setting is
+// reported on stderr and leaves the log off.
+func newEdge() *edge {
+	l, err := accesslog.FromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "actd worker %d: access log off: %v\n", os.Getpid(), err)
+	}
+	return &edge{log: l, maxBody: MaxRequestBody()}
+}
+
+// serve runs h for r under the limits, and logs the request.
+func (e *edge) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	m := &meter{ResponseWriter: w, start: time.Now()}
+	defer e.logged(m, r)
+	defer recoverPanic(m, r) // errorlog.go
+	if status := e.refuse(r); status != 0 {
+		m.Header().Set("Connection", "close")
+		http.Error(m, http.StatusText(status), status)
+		return
+	}
+	if e.maxBody >= 0 && r.Body != nil && r.Body != http.NoBody {
+		r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, e.maxBody), m: m}
+	}
+	h.ServeHTTP(m, r)
+}
+
+// refuse returns the status for a request refused before its handler
+// runs: 431 for more header fields than MaxHeaderFields, 413 for a
+// Content-Length over the body limit (none of the body read); else 0.
+func (e *edge) refuse(r *http.Request) int {
+	fields := 0
+	for _, v := range r.Header {
+		fields += len(v)
+	}
+	switch {
+	case fields > MaxHeaderFields:
+		return http.StatusRequestHeaderFieldsTooLarge
+	case e.maxBody >= 0 && r.ContentLength > e.maxBody:
+		return http.StatusRequestEntityTooLarge
+	}
+	return 0
+}
+
+// logged writes r's access-log line.
+func (e *edge) logged(m *meter, r *http.Request) {
+	if e.log == nil {
+		return
+	}
+	status := m.status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http sends 200
+	}
+	err := e.log.Log(&accesslog.Entry{
+		Start: m.start, Duration: time.Since(m.start), Remote: r.RemoteAddr,
+		Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Proto: r.Proto,
+		Status: status, Bytes: m.bytes, Header: r.Header.Get,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "actd worker %d: %v\n", os.Getpid(), err)
+	}
+}
+
+// meter is the ResponseWriter a handler gets from Requests: it notes the
+// status and the body bytes, and answers 413 in the handler's place once
+// the body passed the limit before a response started.
+type meter struct {
+	http.ResponseWriter
+	start  time.Time
+	status int   // 0: no header written yet
+	bytes  int64 // body bytes written
+	over   bool  // the request body passed the limit
+	muted  bool  // the handler's answer is replaced by 413
+}
+
+func (m *meter) WriteHeader(status int) {
+	if m.status != 0 || status < 200 {
+		if m.status == 0 {
+			m.ResponseWriter.WriteHeader(status) // 1xx: not the answer yet
+		}
+		return
+	}
+	if m.over {
+		m.tooLarge()
+		return
+	}
+	m.status = status
+	m.ResponseWriter.WriteHeader(status)
+}
+
+func (m *meter) Write(b []byte) (int, error) {
+	if m.status == 0 {
+		m.WriteHeader(http.StatusOK)
+	}
+	if m.muted {
+		return len(b), nil
+	}
+	n, err := m.ResponseWriter.Write(b)
+	m.bytes += int64(n)
+	return n, err
+}
+
+// tooLarge answers 413 and closes the connection, for a body that passed
+// the limit: what the handler writes after is dropped.
+func (m *meter) tooLarge() {
+	m.muted = true
+	m.ResponseWriter.Header().Set("Connection", "close")
+	m.status = http.StatusRequestEntityTooLarge
+	body := http.StatusText(m.status) + "\n"
+	m.ResponseWriter.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	m.ResponseWriter.WriteHeader(m.status)
+	n, _ := io.WriteString(m.ResponseWriter, body)
+	m.bytes += int64(n)
+}
+
+// Flush flushes the underlying writer, if it can.
+func (m *meter) Flush() {
+	if m.status == 0 {
+		m.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(m.ResponseWriter).Flush()
+}
+
+// Unwrap returns the underlying writer, for http.ResponseController.
+func (m *meter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+// limitedBody is a request body under http.MaxBytesReader that tells the
+// meter when it passed the limit.
+type limitedBody struct {
+	io.ReadCloser
+	m *meter
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		b.m.over = true
+		if b.m.status == 0 {
+			b.m.tooLarge()
+		}
+	}
+	return n, err
+}
