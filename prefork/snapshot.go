@@ -99,6 +99,7 @@ type HeldInfo struct {
 	BodyFull    uint64 `json:"body_full,omitempty"`
 	BodyStalled uint64 `json:"body_stalled,omitempty"`
 	Continues   uint64 `json:"continues,omitempty"`
+	TooLarge    uint64 `json:"too_large,omitempty"` // 413 answers for a Content-Length over --max-request-body (bodylimit.go)
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.
