@@ -29,6 +29,7 @@ type options struct {
 	preload    bool   // run only the preload comparison (preload.go) and print its table
 	pool       int    // processes per server for the fast loads (poolFor)
 	issue20    bool   // run only issue 20's comparison (issue20.go) and write only its section
+	issue25    bool   // run only issue 25's access-log cost (issue25.go) and write only its section
 }
 
 // allServers lists every server the suite knows, in table order.
@@ -68,6 +69,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
 	fs.IntVar(&o.pool, "pool", fastPool.max, "processes per server for the fast loads (a keep-alive load gets at least one per connection)")
 	issue20 := fs.Bool("issue20", false, "run only issue 20's comparison (the default pool against exclusive and dispatch, Go and WSGI, pool 4) and rewrite only its section of -out")
+	issue25 := fs.Bool("issue25", false, "run only issue 25's access-log cost (the default pool with and without --access-log FILE, pool 4) and rewrite only its section of -out")
 	fs.StringVar(&o.actdBefore, "actd-before", "", "a checkout of another commit: its actd runs as actd-dispatch@before and actd-exclusive@before in the same rounds (writes no docs unless -out or -plot is given)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -80,6 +82,12 @@ func parseOptions(args []string) (options, error) {
 			return options{}, err
 		}
 		o.issue20 = true
+	}
+	if *issue25 {
+		if err := setIssue25(fs); err != nil {
+			return options{}, err
+		}
+		o.issue25 = true
 	}
 	o.rampTiming = defaultRampTiming
 	if *quick {
