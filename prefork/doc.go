@@ -11,7 +11,8 @@
 //	  │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
 //	  ▼
 //	child in slot k: fd 0 /dev/null, 1-2 the master's stdout/stderr,
-//	                 3..3+n-1 the n listeners, 3+n the back-channel
+//	                 3..3+n-1 the n listeners, 3+n the back-channel,
+//	                 then the extra fds: the access-log file (accesslog.go)
 //	  H hello(pid, caps) → I idle → (A accept(l) → B busy(l) [R request] → I idle)* ...
 //	  ← P ping(seq) / O pong(seq)    ← D drain: finish, exit 0
 //	  under an accept filter, instead of A: ← C conn(l)+fd → B busy(l) ... [K keep(l)+fd] → I idle
@@ -112,7 +113,9 @@
 // idleset.go, slot.go, spawn.go, listener.go, sockdiag.go, snapshot.go,
 // poller.go, raw.go, reports.go; config.go (Config and its checks),
 // budget.go (the fds the master may spend on held connections),
-// bodies.go (request bodies held until they are in), backoff.go (crash
+// bodies.go (request bodies held until they are in), bodylimit.go (413
+// for a held request over --max-request-body), accesslog.go (the
+// children's access-log file and environment), backoff.go (crash
 // backoff), quiet.go (a quiet pool's distant ticks), call.go (running a
 // function on the loop), cloexec.go (what the master inherited stays out
 // of children), orphans.go (reaping exited processes no slot owns),

@@ -6,15 +6,32 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/actd/actd/accesslog"
+	"github.com/actd/actd/protocol"
 )
 
 // The net/http side of the operator settings, applied by Requests to each
 // request: the access log (--access-log), the body limit
 // (--max-request-body), the header field limit, and a handler's panic
 // logged as one error entry (errorlog.go).
+
+// accessLogFD returns the access-log file's fd the master passed
+// (ACTD_ACCESS_LOG=fd:N), or -1 for none.
+func accessLogFD() int {
+	v, ok := strings.CutPrefix(os.Getenv(protocol.EnvAccessLog), "fd:")
+	if !ok {
+		return -1
+	}
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return -1
+	}
+	return fd
+}
 
 // edge is what Requests applies, read once from the environment.
 type edge struct {
