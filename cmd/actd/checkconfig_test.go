@@ -24,6 +24,11 @@ func TestCheckConfigCapabilities(t *testing.T) {
 			[]string{"c.conf: ok", "note: preload: the worker's zygote must announce the fork capability",
 				"note: accept-filter http: the worker must announce the handoff capability", "old generation serves on"}, ""},
 		{"filter, built-in handler", "accept-filter = http\n", exitOK, []string{"c.conf: ok"}, "note:"},
+		{"access log format", "access-log = journal\naccess-log-format = %h %Q\n", exitConfig,
+			[]string{"c.conf:2: access-log-format: access log format at byte 3: unknown directive %Q"}, ""},
+		{"access log, limits, status", "access-log = /tmp/actd-access.log\nmax-request-body = 10M\nmetrics-listen = 127.0.0.1:9\nstatus-path = /status\ncontrol-group = root\n",
+			exitOK, []string{"c.conf: ok"}, "note:"},
+		{"body limit", "max-request-body = -1\n", exitConfig, []string{"c.conf:1: max-request-body: \"-1\": want a size"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "c.conf")

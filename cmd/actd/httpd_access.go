@@ -18,8 +18,9 @@ import (
 // bytes of the answer, an error answer included. Off, it costs a nil
 // check per request.
 type handlerLog struct {
-	log *accesslog.Logger // nil: off
-	e   accesslog.Entry   // the request in hand; its Header reads what requestRules kept
+	log    *accesslog.Logger // nil: off
+	e      accesslog.Entry   // the request in hand; its Header reads what requestRules kept
+	inHand bool              // a request line came since the last done
 }
 
 // newHandlerLog returns the access log the master's environment asks for.
@@ -44,17 +45,28 @@ func (h *handlerLog) seen(line []byte) {
 	if h.log == nil {
 		return
 	}
-	h.e.Start = time.Now()
+	h.e.Start, h.inHand = time.Now(), true
 	method, rest, _ := bytes.Cut(line, []byte(" "))
 	target, proto, _ := bytes.Cut(rest, []byte(" "))
 	path, query, _ := bytes.Cut(target, []byte("?"))
-	h.e.Method, h.e.Path, h.e.Query, h.e.Proto = string(method), string(path), string(query), string(proto)
+	keep(&h.e.Method, method)
+	keep(&h.e.Path, path)
+	keep(&h.e.Query, query)
+	keep(&h.e.Proto, proto)
+}
+
+// keep sets *s to b, allocating only when it changed: a client repeating
+// one request costs no allocation.
+func keep(s *string, b []byte) {
+	if string(b) != *s {
+		*s = string(b)
+	}
 }
 
 // done logs the request seen last, answered with status and bytes of
 // body, and forgets it; without a request line seen, it logs nothing.
 func (h *handlerLog) done(status int, bytes int64) {
-	if h.log == nil || h.e.Method == "" {
+	if h.log == nil || !h.inHand {
 		return
 	}
 	h.e.Duration = time.Since(h.e.Start)
@@ -62,7 +74,7 @@ func (h *handlerLog) done(status int, bytes int64) {
 	if err := h.log.Log(&h.e); err != nil {
 		fmt.Fprintf(os.Stderr, "actd child %d: %v\n", os.Getpid(), err)
 	}
-	h.e.Method = ""
+	h.inHand = false
 }
 
 // peerAddr returns the socket's peer as HOST:PORT, or "-" for a peer
