@@ -32,7 +32,7 @@ func openAccessLog(cfg Config) (*os.File, error) {
 	}
 	f, err := os.OpenFile(cfg.AccessLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, accessLogMode)
 	if err != nil {
-		return nil, fmt.Errorf("access log: %w", err)
+		return nil, fmt.Errorf("access-log: %w", err) // the key, for exit status 78
 	}
 	return f, nil
 }

@@ -108,3 +108,18 @@ func TestAccessLogJournalFallback(t *testing.T) {
 		return strings.Contains(a.stderr.String(), `"GET /j HTTP/1.0" 200 `)
 	})
 }
+
+// TestAccessLogUnopenable: an access-log file the master cannot open (a
+// symbolic link into a directory that does not exist, which the config
+// check lets through) stops actd at start with exit status 78 naming the
+// key.
+func TestAccessLogUnopenable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "access.log")
+	if err := os.Symlink("/nonexistent/dir/access.log", file); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runActdOut(t, "--listen", "127.0.0.1:0", "--access-log", file)
+	if code != exitConfig || !strings.Contains(stderr, "access-log: open "+file) {
+		t.Errorf("got exit status %d, %q; want %d naming access-log", code, stderr, exitConfig)
+	}
+}
