@@ -1,9 +1,11 @@
 package worker
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -56,7 +58,7 @@ func (e *edge) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {
 	defer recoverPanic(m, r) // errorlog.go
 	if status := e.refuse(r); status != 0 {
 		m.Header().Set("Connection", "close")
-		http.Error(m, http.StatusText(status), status)
+		http.Error(m, reason(status), status)
 		return
 	}
 	if e.maxBody >= 0 && r.Body != nil && r.Body != http.NoBody {
@@ -99,6 +101,15 @@ func (e *edge) logged(m *meter, r *http.Request) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "actd worker %d: %v\n", os.Getpid(), err)
 	}
+}
+
+// reason is the text of an error answer's body: RFC 9110's name for 413
+// (net/http's status line keeps its older one), net/http's for the others.
+func reason(status int) string {
+	if status == http.StatusRequestEntityTooLarge {
+		return "Content Too Large"
+	}
+	return http.StatusText(status)
 }
 
 // meter is the ResponseWriter a handler gets from Requests: it notes the
@@ -146,7 +157,7 @@ func (m *meter) tooLarge() {
 	m.muted = true
 	m.ResponseWriter.Header().Set("Connection", "close")
 	m.status = http.StatusRequestEntityTooLarge
-	body := http.StatusText(m.status) + "\n"
+	body := reason(m.status) + "\n"
 	m.ResponseWriter.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	m.ResponseWriter.WriteHeader(m.status)
 	n, _ := io.WriteString(m.ResponseWriter, body)
@@ -163,6 +174,29 @@ func (m *meter) Flush() {
 
 // Unwrap returns the underlying writer, for http.ResponseController.
 func (m *meter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+// Hijack hands the connection to the handler, as net/http's writer does
+// (http.Hijacker). The access log then counts no status or bytes the
+// handler writes on it.
+func (m *meter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(m.ResponseWriter).Hijack()
+}
+
+// ReadFrom copies r to the response as Write would, keeping net/http's
+// sendfile path for a file once the header is written, as
+// http.ServeContent does (io.ReaderFrom). Before it, the copy goes through
+// Write: r may be the request body, which may still pass the limit.
+func (m *meter) ReadFrom(r io.Reader) (int64, error) {
+	if m.status == 0 || m.muted {
+		return io.Copy(writerOnly{m}, r)
+	}
+	n, err := io.Copy(m.ResponseWriter, r)
+	m.bytes += n
+	return n, err
+}
+
+// writerOnly hides a writer's other methods (ReadFrom) from io.Copy.
+type writerOnly struct{ io.Writer }
 
 // limitedBody is a request body under http.MaxBytesReader that tells the
 // meter when it passed the limit.
