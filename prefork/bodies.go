@@ -57,7 +57,7 @@ var response100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // lookBody applies the body rule to entry i, whose head is whole
 // (Ready), peek what the last peek saw (nil for a Content-Length body
 // already waited for: it is counted, not peeked at). It returns isReady,
-// notYet, or isGone after answering 413 to a Content-Length over maxBody.
+// notYet, or isGone after answering 413 to a Content-Length over maxLen.
 func (h *holder) lookBody(i int, peek []byte) look {
 	c := &h.conns[i]
 	queued := queuedBytes(c.fd, len(peek))

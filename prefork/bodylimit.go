@@ -21,9 +21,9 @@ var response413 = []byte("HTTP/1.1 413 Content Too Large\r\nContent-Type: text/p
 	"Connection: close\r\n\r\nContent Too Large\n")
 
 // overLimit reports whether w, the body rule's view of a request whose
-// head is whole, announces a Content-Length over the holder's maxBody.
+// head is whole, announces a Content-Length over the holder's maxLen.
 func (h *holder) overLimit(w acceptfilter.Wait) bool {
-	return h.maxBody > 0 && !w.Chunked && w.Length > h.maxBody
+	return h.maxLen > 0 && !w.Chunked && w.Length > h.maxLen
 }
 
 // answer413 drops what fd's client sent, as far as a few reads go, writes
