@@ -83,8 +83,8 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 				status = closeQuietly // idle, not slow: nothing of a request came
 			}
 			if status != 0 {
+				access.done(status, int64(len(reasons[status])+1)) // before reject's linger of up to lingerFor
 				conn.reject(status)
-				access.done(status, int64(len(reasons[status])+1))
 				return false
 			}
 			conn.served++
