@@ -41,7 +41,9 @@ var errDeadline = errors.New("request deadline passed")
 // whole; it never reads past the request it serves (httpd_exact.go).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
-// 408, each followed by a close. GET /bytes/N and /files/NAME (from
+// 408, each followed by a close; a body over --max-request-body gets 413
+// (httpd_rules.go). With --access-log, each request whose request line
+// came is logged with its answer's status (httpd_access.go). GET /bytes/N and /files/NAME (from
 // files, if set) answer large bodies (httpd_body.go), which the master may
 // finish for a slow reader. It works on the blocking
 // fd with plain read and write: a child serves one connection at a time, so
