@@ -51,6 +51,12 @@ func TestRequestLimits(t *testing.T) {
 				h := a.status(t).Snapshot.Held
 				return h != nil && h.TooLarge == 1
 			})
+			d := a.status(t)
+			var page strings.Builder
+			writeMetrics(&page, d, time.Now())
+			if !strings.Contains(page.String(), "actd_bodies_too_large_total 1\n") {
+				t.Errorf("metrics: got no actd_bodies_too_large_total 1 in\n%s", page.String())
+			}
 		})
 	}
 }

@@ -194,6 +194,7 @@ func writeBodyMetrics(mw metricsWriter, h *prefork.HeldInfo) {
 	mw.counter("bodies_full", "Bodies handed over with their receive queue full before --hold-body (net.core.rmem_max).", h.BodyFull)
 	mw.counter("bodies_stalled", "Bodies handed over after --hold-timeout without new bytes.", h.BodyStalled)
 	mw.counter("continues", "100 Continue answers the master sent for held requests.", h.Continues)
+	mw.counter("bodies_too_large", "413 answers the master sent for held requests whose Content-Length is over --max-request-body.", h.TooLarge)
 }
 
 // writeChildMetrics writes each live child's memory and CPU time, by slot,
