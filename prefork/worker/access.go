@@ -72,6 +72,9 @@ func (e *edge) serve(h http.Handler, w http.ResponseWriter, r *http.Request) {
 // Content-Length over the body limit (none of the body read); else 0.
 func (e *edge) refuse(r *http.Request) int {
 	fields := 0
+	if r.Host != "" {
+		fields++ // net/http moves Host out of Header: it is a field line all the same
+	}
 	for _, v := range r.Header {
 		fields += len(v)
 	}
