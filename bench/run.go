@@ -105,11 +105,14 @@ func (r report) write(out, plotPath string) error {
 		fmt.Fprintln(os.Stderr, "wrote", plotPath)
 	}
 	var parts []section
-	if !r.opts.issue20 {
+	if !r.opts.issue20 && !r.opts.issue25 {
 		parts = append(parts, section{beginMarker, endMarker, r.markdown()})
 	}
 	if r.measuredIssue20() {
 		parts = append(parts, section{issue20Begin, issue20End, r.issue20Markdown()})
+	}
+	if r.measuredIssue25() {
+		parts = append(parts, section{issue25Begin, issue25End, r.issue25Markdown()})
 	}
 	for _, p := range parts {
 		fmt.Print(p.text)

@@ -34,6 +34,9 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 			cmd.Args = append(cmd.Args, "--accept-filter", "http")
 		}
 		return cmd, "/", err
+	case "actd-accesslog-file": // issue25.go
+		cmd, err := accessLogCommand(t, s)
+		return cmd, "/", err
 	case "actd-filter-http-master":
 		cmd, err := actdRevision3Command(t, s)
 		return cmd, "/", err

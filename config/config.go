@@ -37,6 +37,8 @@ type Config struct {
 	LogFormat     string         // --log-format: auto, text or journal
 	TLSCert       []string       // --tls-cert [NAME=]FILE, repeatable; loaded into Pool.TLS (tls.go)
 	TLSKey        []string       // --tls-key [NAME=]FILE, repeatable
+	StatusPath    string         // --status-path: the status page on MetricsListen; "" none
+	ControlGroup  string         // --control-group: the control socket's group (mode 0660); "" none
 }
 
 // UsageError is a command line that cannot be parsed: an unknown flag or a
@@ -181,6 +183,9 @@ func (c *Config) validate(over map[string]string) error {
 		return err
 	}
 	if err := CheckControlSocket(c.ControlSocket); err != nil {
+		return err
+	}
+	if err := c.validateOperator(); err != nil { // operator.go
 		return err
 	}
 	if c.MetricsListen != "" {

@@ -95,6 +95,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	durationVar(&p.SendTimeout, "send-timeout", p.SendTimeout, "close a connection whose response the master finishes once its client takes nothing for `D`")
 	fs.Var(listFlag{&c.TLSCert}, "tls-cert", "children terminate TLS with the certificate chain in PEM `[NAME=]FILE` on listener NAME, without NAME= on every listener; repeatable")
 	fs.Var(listFlag{&c.TLSKey}, "tls-key", "the private key in PEM `[NAME=]FILE` of --tls-cert's certificate for NAME; repeatable")
+	addOperatorFlags(fs, c) // operator.go
 	return fs, v
 }
 

@@ -25,6 +25,14 @@ func KeepStartOnly(running, next *Config) []string {
 		keys = append(keys, "metrics-listen")
 		next.MetricsListen = running.MetricsListen
 	}
+	if running.StatusPath != next.StatusPath {
+		keys = append(keys, "status-path")
+		next.StatusPath = running.StatusPath
+	}
+	if running.ControlGroup != next.ControlGroup {
+		keys = append(keys, "control-group")
+		next.ControlGroup = running.ControlGroup
+	}
 	if running.LogFormat != next.LogFormat {
 		keys = append(keys, "log-format")
 		next.LogFormat = running.LogFormat

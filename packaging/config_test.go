@@ -73,7 +73,8 @@ func readConf(t *testing.T, name string) map[string]confEntry {
 
 // examples are flags whose zero default means "off" or "from systemd"; the
 // config file shows an example value for them instead.
-var examples = map[string]bool{"listen": true, "socket-mode": true, "exec": true, "control-socket": true, "metrics-listen": true, "handler-files": true, "tls-cert": true, "tls-key": true, "proxy-protocol-from": true}
+var examples = map[string]bool{"listen": true, "socket-mode": true, "exec": true, "control-socket": true, "metrics-listen": true, "handler-files": true,
+	"tls-cert": true, "tls-key": true, "proxy-protocol-from": true, "control-group": true, "status-path": true, "access-log-format": true}
 
 // shippedSettings are the keys actd.conf sets for the default pool, uncommented,
 // to a value other than the flag's default (docs/operations.md says why).

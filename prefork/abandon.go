@@ -78,6 +78,7 @@ func (p *Pool) abandon(err error) {
 	p.retireGen(gen, "generation abandoned")
 	p.replace = replace
 	p.tls.close()
+	closeLog(p.program.logFile, prev.program.logFile) // accesslog.go
 	p.gen, p.cfg, p.program, p.env, p.tls, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.tls, prev.backoff
 	p.ready.close(p)
 	p.keepTicking()

@@ -48,6 +48,7 @@ type bodyCounts struct {
 	full      uint64 // bodies handed over with the receive queue full before the bound, in all
 	stalled   uint64 // bodies handed over after --hold-timeout without bytes, in all
 	continued uint64 // 100 Continue answers sent, in all
+	tooLarge  uint64 // 413 answers for a Content-Length over --max-request-body, in all (bodylimit.go)
 }
 
 // response100 is the master's answer to Expect: 100-continue.
@@ -55,8 +56,8 @@ var response100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // lookBody applies the body rule to entry i, whose head is whole
 // (Ready), peek what the last peek saw (nil for a Content-Length body
-// already waited for: it is counted, not peeked at). It returns isReady or
-// notYet.
+// already waited for: it is counted, not peeked at). It returns isReady,
+// notYet, or isGone after answering 413 to a Content-Length over maxLen.
 func (h *holder) lookBody(i int, peek []byte) look {
 	c := &h.conns[i]
 	queued := queuedBytes(c.fd, len(peek))
@@ -72,6 +73,10 @@ func (h *holder) lookBody(i int, peek []byte) look {
 		return isReady
 	}
 	w := acceptfilter.Await(peek, queued, h.bound)
+	if h.overLimit(w) { // bodylimit.go
+		h.answer413(c.fd)
+		return isGone
+	}
 	switch {
 	case w.Ready:
 		h.bodyIn(c, w.Bound, queued)
@@ -189,6 +194,7 @@ func growRcvbuf(fd, want int) int {
 func (h *holder) bodyInfo(in *HeldInfo) {
 	b := h.bodies
 	in.Bodies, in.BodyBound, in.BodyFull, in.BodyStalled, in.Continues = b.now, b.bound, b.full, b.stalled, b.continued
+	in.TooLarge = b.tooLarge
 	if b.now == 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/actd/actd/prefork/acceptfilter"
@@ -22,6 +23,8 @@ type Program struct {
 	Path string   // default "/proc/self/exe"
 	Args []string // argv, Args[0] included; default {"actd-child"}
 	Env  []string // base environment; nil means os.Environ(); see childEnv
+
+	logFile *os.File // the generation's access-log file, opened by the pool (accesslog.go)
 }
 
 // Config holds the pool settings. The zero value is not valid: start from
@@ -55,6 +58,9 @@ type Config struct {
 	Preload         bool                // --preload, false: fork children from a zygote that loaded the application (zygote.go)
 	TLS             map[string][]byte   // --tls-cert and --tls-key: listener name ("" all others) → chain and key PEM, children terminate TLS there (tlscert.go)
 	ProxyFrom       []proxyproto.Rule   // --proxy-protocol-from, none: peers that must start with a PROXY header (proxy.go)
+	AccessLog       string              // --access-log, "": off; "journal", or a file the master opens per generation (accesslog.go)
+	AccessLogFormat string              // --access-log-format, "": the default (package accesslog)
+	MaxRequestBody  uint64              // --max-request-body, 1G: children answer 413 beyond it, and the master for a held request; 0 = no limit
 	// With Preload the process becomes a child subreaper and reaps exited
 	// children no slot owns (orphans.go): a program that embeds the pool
 	// must not wait for children of its own (os/exec) while it runs.
@@ -95,6 +101,7 @@ func DefaultConfig() Config {
 		OffloadTotal:    256 << 20,
 		SendTimeout:     60 * time.Second,
 		HoldBody:        1 << 20,
+		MaxRequestBody:  1 << 30,
 	}
 }
 

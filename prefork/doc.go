@@ -12,7 +12,9 @@
 //	  │ socketpair(SOCK_SEQPACKET) per child, master end non-blocking
 //	  ▼
 //	child in slot k: fd 0 /dev/null, 1-2 the master's stdout/stderr,
-//	                 3..3+n-1 the n listeners, 3+n the back-channel
+//	                 3..3+n-1 the n listeners, 3+n the back-channel,
+//	                 then the extra fds: the access-log file (accesslog.go),
+//	                 the TLS memfds (tlsfds.go)
 //	  H hello(pid, caps) → I idle → (A accept(l) → B busy(l) [R request] → I idle)* ...
 //	  ← P ping(seq) / O pong(seq)    ← D drain: finish, exit 0
 //	  under an accept filter, instead of A: ← C conn(l)+fd → B busy(l) ... [K keep(l)+fd] → I idle
@@ -130,6 +132,10 @@
 //   - Memory, one type: memory.go, trend.go (growth per connection),
 //     usage.go (/proc readings), oom.go (OOM kills), cgroup.go
 //     (per-child groups).
+//   - The operator's settings: accesslog.go (the access-log file per
+//     generation, the children's environment for it and the body limit),
+//     bodylimit.go (413 for a held request over --max-request-body),
+//     extrafds.go (the fds after the back-channel: access log, TLS).
 //   - PROXY protocol: proxy.go (the networks), proxyhold.go (the header
 //     of a held connection and the client's address it keeps).
 //   - TLS: tlscert.go (which listener terminates TLS with which

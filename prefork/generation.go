@@ -161,15 +161,19 @@ func (p *Pool) readyCh(gen int) chan struct{} {
 // abandoned (a Snapshot's Abandoned says why), or when a later Reload
 // superseded it (a Snapshot's Generation then differs). It returns an
 // error instead: a *FieldError (a certificate for no listener included),
-// an attempt to change the accept mode or filter, a memfd that cannot be
-// made for a certificate, or ErrStopped.
+// an access-log file that cannot be opened, an attempt to change the
+// accept mode or filter, a memfd that cannot be made for a certificate,
+// or ErrStopped.
 func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, nil, err
 	}
+	logFile, err := openAccessLog(cfg) // accesslog.go
+	if err != nil {
+		return 0, nil, err
+	}
 	var ready chan struct{}
 	var gen int
-	var err error
 	callErr := p.call(func() {
 		if _, err = proxyNetworks(cfg, p.listeners); err != nil {
 			return
@@ -194,14 +198,17 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 		if p.prev != nil {
 			p.prev.tls.close() // two reloads ago: no child of it starts again
 		}
+		p.dropPrevLog()
 		p.prev = p.current()
 		p.cfg, p.program, p.tls = cfg, program(cfg), files
+		p.program.logFile, logFile = logFile, nil
 		p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
 		p.startGeneration()
 		p.stats.Reloads++
 		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)
 		ready, gen = p.ready.ch, p.gen
 	})
+	closeLog(logFile, nil) // not taken: the reload was refused
 	if callErr != nil {
 		return 0, nil, callErr
 	}

@@ -182,6 +182,7 @@ func (x *handoffMode) held(i int) { x.look(i, false) }
 // client may half-close after its request), a part of one is closed.
 // (A peek cannot tell a close behind bytes still unread.)
 func (x *handoffMode) look(i int, closed bool) {
+	x.hold.maxLen = int64(x.p.cfg.MaxRequestBody) // bodylimit.go: a reload may change it
 	got := x.hold.look(i)
 	if got == notYet && closed {
 		got = isGone

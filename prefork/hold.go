@@ -85,6 +85,7 @@ type holder struct {
 	peek   []byte      // acceptfilter.HeadLimit bytes, for every look
 	big    []byte      // for chunked bodies: up to HeadLimit + bound bytes, made at the first (bodies.go)
 	bound  int64       // --hold-body: the most bytes of body held (http); 0: none
+	maxLen int64       // --max-request-body: a Content-Length over it is answered 413 (bodylimit.go); 0: none
 	bodies bodyCounts  // bodies held (bodies.go)
 	store  Store       // where held connections outlive the master (store.go)
 	stored storeCounts // the store's counters

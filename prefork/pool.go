@@ -103,6 +103,10 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	if p.tls, err = newTLSFiles(cfg.TLS, p.listeners); err != nil {
 		return nil, err
 	}
+	if p.program.logFile, err = openAccessLog(cfg); err != nil { // accesslog.go
+		p.tls.close()
+		return nil, err
+	}
 	p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
 	p.mem = newMemory(&p.cfg, log)
 	p.launcher = newLauncher(p, nil)

@@ -106,6 +106,7 @@ type HeldInfo struct {
 	// complete within --hold-timeout.
 	ProxyHeaders uint64 `json:"proxy_headers,omitempty"`
 	ProxyFailed  uint64 `json:"proxy_failed,omitempty"`
+	TooLarge     uint64 `json:"too_large,omitempty"` // 413 answers for a Content-Length over --max-request-body (bodylimit.go)
 }
 
 // Snapshot is the pool's state at one moment, taken on the master loop.

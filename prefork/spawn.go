@@ -39,6 +39,8 @@ func childEnv(cfg Config, listeners []*listener) []string {
 	if cfg.Mode.SpeaksProtocol() {
 		env = append(env, protocol.EnvChannelFD+"="+strconv.Itoa(protocol.ChannelFD(len(listeners))))
 	}
+	env = append(env, operatorEnv(cfg, len(listeners))...) // accesslog.go
+
 	if cfg.holds() { // children that screen (protocol.CapScreen) apply its rule
 		env = append(env, protocol.EnvFilter+"="+cfg.Filter.String())
 		if cfg.OffloadMax > 0 { // children that announce protocol.CapOffload hand over up to this (offload.go)
@@ -90,7 +92,7 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		c.ch = master
 		files = append(files, uintptr(child))
 	}
-	files = append(files, p.extraFiles()...) // tlsfds.go
+	files = append(files, p.extraFiles()...) // extrafds.go
 	attr := &syscall.ProcAttr{
 		Env:   append(p.env[:len(p.env):len(p.env)], env),
 		Files: files,

@@ -108,26 +108,6 @@ func (t tlsFiles) env(first int) string {
 	return protocol.EnvTLS + "=" + strings.Join(entries, " ")
 }
 
-// extraFiles returns the fds a child gets after the back-channel, in the
-// order of protocol/fds.go: the access log's, if any, then the TLS
-// memfds. spawnAs appends them to the child's files.
-func (p *Pool) extraFiles() []uintptr {
-	files := make([]uintptr, 0, len(p.tls.fds))
-	for _, fd := range p.tls.fds {
-		files = append(files, uintptr(fd))
-	}
-	return files
-}
-
-// extraEnv returns the environment entries naming extraFiles' fds.
-func (p *Pool) extraEnv() []string {
-	first := protocol.FirstExtraFD(len(p.listeners), p.cfg.Mode.SpeaksProtocol())
-	if e := p.tls.env(first); e != "" {
-		return []string{e}
-	}
-	return nil
-}
-
 // unfitTLS refuses the hello of child s when a listener terminates TLS and
 // s did not announce protocol.CapTLS (abandon.go: at start the pool stops,
 // exit 78 naming tls-cert; a reload's generation is abandoned). It

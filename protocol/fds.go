@@ -52,4 +52,5 @@ var MasterEnv = []string{
 	"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "FDSTORE",
 	EnvListenFDs, EnvListenFDNames, EnvListenPID,
 	EnvProtocol, EnvChannelFD, EnvMode, EnvSlot, EnvRole, EnvFilter, EnvOffloadMax, EnvProxyFrom, EnvTLS,
+	EnvAccessLog, EnvAccessLogFormat, EnvMaxRequestBody, // access.go
 }

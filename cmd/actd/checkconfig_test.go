@@ -45,6 +45,11 @@ func TestCheckConfigCapabilities(t *testing.T) {
 			[]string{"c.conf:2: proxy-protocol-from:", `no listening socket is named "api"`}, ""},
 		{"proxy, bad network", "proxy-protocol-from = 10.0.0.0/40\n", exitConfig,
 			[]string{"c.conf:1: proxy-protocol-from:", "want [NAME=]CIDR"}, ""},
+		{"access log format", "access-log = journal\naccess-log-format = %h %Q\n", exitConfig,
+			[]string{"c.conf:2: access-log-format: access log format at byte 3: unknown directive %Q"}, ""},
+		{"access log, limits, status", "access-log = /tmp/actd-access.log\nmax-request-body = 10M\nmetrics-listen = 127.0.0.1:9\nstatus-path = /status\ncontrol-group = root\n",
+			exitOK, []string{"c.conf: ok"}, "note:"},
+		{"body limit", "max-request-body = -1\n", exitConfig, []string{"c.conf:1: max-request-body: \"-1\": want a size"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conf := filepath.Join(t.TempDir(), "c.conf")

@@ -42,7 +42,9 @@ var errDeadline = errors.New("request deadline passed")
 // whole; it never reads past the request it serves (httpd_exact.go).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
-// 408, each followed by a close. GET /bytes/N and /files/NAME (from
+// 408, each followed by a close; a body over --max-request-body gets 413
+// (httpd_rules.go). With --access-log, each request whose request line
+// came is logged with its answer's status (httpd_access.go). GET /bytes/N and /files/NAME (from
 // files, if set) answer large bodies (httpd_body.go), which the master may
 // finish for a slow reader. It works on the blocking
 // fd with plain read and write: a child serves one connection at a time, so
@@ -53,9 +55,13 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
 	large := &bodies{files: files}
+	access := newHandlerLog() // httpd_access.go
+	rules := newRules(worker.MaxRequestBody(), access.log.Headers())
+	access.e.Header = rules.value
 	var kind, arg string
 	seen := func(line []byte) {
 		text.seen(line)
+		access.seen(line)
 		_, rest, _ := bytes.Cut(line, []byte(" "))
 		target, _, _ := bytes.Cut(rest, []byte(" "))
 		kind, arg = route(target)
@@ -63,12 +69,14 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 	return func(fd int, parkable bool) bool {
 		conn.open(fd, parkable)
 		ans.open(fd)
+		access.open(fd)
 		r.Reset(conn)
 		for {
 			worker.Yield() // between requests too: see worker.Yield
 			conn.begin()
 			kind = ""
-			again, status := readRequest(r, seen)
+			rules.reset()
+			again, status := readRequestWith(r, seen, rules)
 			if status == giveBack {
 				return true // the next request is the master's until whole
 			}
@@ -76,6 +84,7 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 				status = closeQuietly // idle, not slow: nothing of a request came
 			}
 			if status != 0 {
+				access.done(status, int64(len(reasons[status])+1)) // before reject's linger of up to lingerFor
 				conn.reject(status)
 				return false
 			}
@@ -90,10 +99,13 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			var finished bool
 			if kind != "" {
 				finished, err = large.answer(conn, kind, arg, again, parkable && r.Buffered() == 0)
+				access.done(large.status, large.sent)
 			} else if again {
 				err = conn.writeAll(ans.keep)
+				access.done(200, int64(ans.size))
 			} else {
 				err = conn.writeAll(ans.closing)
+				access.done(200, int64(ans.size))
 			}
 			worker.Report("") // done with it
 			if err != nil || finished || !again {

@@ -29,6 +29,9 @@ type bodies struct {
 	files string // --handler-files DIR, "" for none
 	last  []byte // the last generated response, head and body, reused for the same size
 	size  int
+
+	status int   // the last answer's status, for the access log
+	sent   int64 // and its body's bytes
 }
 
 // route returns what a request for target is, and for /bytes/N its size:
@@ -48,6 +51,7 @@ func route(target []byte) (kind string, arg string) {
 // child has read nothing of the next request, so the master may take the
 // connection.
 func (b *bodies) answer(c *fdConn, kind, arg string, keepAlive, mayFinish bool) (finished bool, err error) {
+	b.status, b.sent = 404, 10 // notFound's, unless a body is sent
 	if kind == "/files/" {
 		return b.file(c, arg, keepAlive, mayFinish)
 	}
@@ -55,6 +59,7 @@ func (b *bodies) answer(c *fdConn, kind, arg string, keepAlive, mayFinish bool) 
 	if err != nil || n < 0 || n > maxGenerated {
 		return false, c.writeAll(notFound(keepAlive))
 	}
+	b.status, b.sent = 200, int64(n)
 	return c.send(b.generated(n, keepAlive), keepAlive, mayFinish)
 }
 
@@ -86,6 +91,7 @@ func (b *bodies) file(c *fdConn, name string, keepAlive, mayFinish bool) (bool, 
 	if err != nil || !st.Mode().IsRegular() {
 		return false, c.writeAll(notFound(keepAlive))
 	}
+	b.status, b.sent = 200, st.Size()
 	if err := c.writeAll(bodyHead(st.Size(), keepAlive)); err != nil {
 		return false, err
 	}

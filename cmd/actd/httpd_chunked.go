@@ -38,8 +38,9 @@ const chunkLineLimit = 4096
 // bytes, each line ending in CRLF;
 // chunk data followed by CRLF; trailer field lines up to an empty line,
 // within acceptfilter.HeadLimit. It returns 0, 400 for a malformed body,
-// or the status of a failed read.
-func chunkedBody(r *bufio.Reader) int {
+// 413 once its data passes limit bytes (negative: no limit; the data past
+// it is not read), or the status of a failed read.
+func chunkedBody(r *bufio.Reader, limit int) int {
 	for {
 		line, err := readLine(r, chunkLineLimit+1)
 		if err != nil {
@@ -51,6 +52,11 @@ func chunkedBody(r *bufio.Reader) int {
 		}
 		if size == 0 {
 			return trailers(r)
+		}
+		if limit >= 0 {
+			if limit -= size; limit < 0 {
+				return 413
+			}
 		}
 		if _, err := r.Discard(size); err != nil {
 			return readStatus(err, 400)

@@ -19,6 +19,7 @@ type replies struct {
 	proxied bool   // the body names the client
 	keep    []byte
 	closing []byte
+	size    int // the body's length
 }
 
 func newReplies() *replies {
@@ -43,6 +44,7 @@ func (a *replies) open(fd int) {
 // make builds both responses with extra after the body's prefix.
 func (a *replies) make(extra string) {
 	body := a.prefix + extra + "\n"
+	a.size = len(body)
 	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
 	a.keep = append(append(a.keep[:0], head+"\r\n"...), body...)
 	a.closing = append(append(a.closing[:0], head+"Connection: close\r\n\r\n"...), body...)

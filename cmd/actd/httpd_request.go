@@ -32,10 +32,12 @@ const giveBack = -2
 //   - more than maxHeaders headers, or a head over acceptfilter.HeadLimit
 //     bytes: 431
 //   - Host: exactly once in HTTP/1.1, at most once in HTTP/1.0; else 400
-//   - Content-Length: once, digits only, else 400; over 18 digits 413
+//   - Content-Length: once, digits only, else 400; over 18 digits, or over
+//     the rules' maxBody, 413 (none of the body read)
 //   - Transfer-Encoding: only in HTTP/1.1 and without Content-Length, and
 //     chunked last, else 400; another coding before chunked 501 (framing)
-//   - a chunked body by chunkedBody's rules, else 400
+//   - a chunked body by chunkedBody's rules, else 400; one that grows
+//     past the rules' maxBody 413
 //   - a request not complete within requestDeadline, or a wait for bytes
 //     longer than keepAliveIdle: 408; the client's close: closeQuietly
 //   - on a connection that may go back to the master, a next request not
@@ -46,11 +48,16 @@ const giveBack = -2
 // client wants the connection kept open and 0, or the status to answer
 // before closing.
 func readRequest(r *bufio.Reader, seen func(line []byte)) (keepAlive bool, status int) {
+	return readRequestWith(r, seen, nil)
+}
+
+// readRequestWith is readRequest under rules (httpd_rules.go); nil: none.
+func readRequestWith(r *bufio.Reader, seen func(line []byte), rules *requestRules) (keepAlive bool, status int) {
 	line, size, status := requestLineOf(r)
 	if status != 0 {
 		return false, status
 	}
-	var f framing
+	f := framing{rules: rules}
 	if f.keepAlive, status = parseRequestLine(line); status != 0 {
 		return false, status
 	}
@@ -98,6 +105,7 @@ type framing struct {
 	lengths   int    // Content-Length headers
 	codings   []byte // Transfer-Encoding values, joined with ","
 	coded     bool   // Transfer-Encoding came
+	rules     *requestRules
 }
 
 // readHeaders reads header lines up to the empty line that ends the head,
@@ -147,7 +155,10 @@ func (f *framing) check() int {
 // to answer.
 func (f *framing) readBody(r *bufio.Reader) int {
 	if f.coded {
-		return chunkedBody(r)
+		return chunkedBody(r, f.rules.bodyLimit())
+	}
+	if f.rules.overBody(f.length) {
+		return 413
 	}
 	if f.length > 0 {
 		if _, err := r.Discard(f.length); err != nil {
@@ -243,6 +254,7 @@ func (f *framing) parseHeader(h []byte) int {
 		return 400
 	}
 	value = bytes.Trim(value, " \t")
+	f.rules.header(name, value)
 	switch {
 	case bytes.EqualFold(name, []byte("Connection")):
 		f.keepAlive = bytes.EqualFold(value, []byte("keep-alive")) ||

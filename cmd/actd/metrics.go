@@ -39,7 +39,8 @@ func listenMetrics(addr string) (net.Listener, error) {
 }
 
 // serveMetrics serves the pool's numbers in the Prometheus text format on
-// /metrics (404 elsewhere) until ctx is done. It returns nil then, or the
+// /metrics, and the status page at --status-path if set (404 elsewhere),
+// until ctx is done. It returns nil then, or the
 // error that stopped the server.
 func (m *master) serveMetrics(ctx context.Context) error {
 	mux := http.NewServeMux()
@@ -52,6 +53,9 @@ func (m *master) serveMetrics(ctx context.Context) error {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		writeMetrics(w, doc, m.started)
 	})
+	if path := m.cfg.StatusPath; path != "" {
+		mux.HandleFunc(path, m.serveStatusPage) // statuspage.go
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: metricsRead, ReadTimeout: metricsRead,
 		WriteTimeout: metricsWrite, IdleTimeout: metricsIdle, MaxHeaderBytes: 8 << 10}
 	context.AfterFunc(ctx, func() { srv.Close() })
@@ -192,6 +196,7 @@ func writeBodyMetrics(mw metricsWriter, h *prefork.HeldInfo) {
 	mw.counter("bodies_full", "Bodies handed over with their receive queue full before --hold-body (net.core.rmem_max).", h.BodyFull)
 	mw.counter("bodies_stalled", "Bodies handed over after --hold-timeout without new bytes.", h.BodyStalled)
 	mw.counter("continues", "100 Continue answers the master sent for held requests.", h.Continues)
+	mw.counter("bodies_too_large", "413 answers the master sent for held requests whose Content-Length is over --max-request-body.", h.TooLarge)
 }
 
 // writeChildMetrics writes each live child's memory and CPU time, by slot,

@@ -23,6 +23,9 @@ func (m *master) listenSide() (int, error) {
 			}
 			return exitOSErr, err
 		}
+		if err := shareControl(path, m.cfg.ControlGroup); err != nil { // controlgroup.go
+			return exitOSErr, err
+		}
 	}
 	if addr := m.cfg.MetricsListen; addr != "" {
 		if m.metrics, err = listenMetrics(addr); err != nil {

@@ -41,6 +41,9 @@ func main() {
 		// it long, nor a slow one.
 		IdleTimeout:       2 * time.Second,
 		ReadHeaderTimeout: 5 * time.Second,
+		// The head limit every actd worker keeps (431 beyond it); Requests
+		// adds the field count and the body limit.
+		MaxHeaderBytes: worker.MaxHeaderBytes,
 	}
 	// In shared mode there is no back-channel: SIGTERM stops the child.
 	go func() {

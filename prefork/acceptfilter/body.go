@@ -3,6 +3,8 @@ package acceptfilter
 import (
 	"bytes"
 	"math"
+
+	"github.com/actd/actd/protocol"
 )
 
 // Body is the body a whole, well framed request head announces
@@ -12,6 +14,7 @@ type Body struct {
 	Length   int64 // Content-Length; 0 for none, and for a chunked body
 	Chunked  bool  // Transfer-Encoding: chunked
 	Continue bool  // Expect: 100-continue, in HTTP/1.1
+	Fields   int   // header fields in the head
 }
 
 // Has reports whether the request has a body to wait for.
@@ -39,6 +42,7 @@ func ParseBody(peek []byte) (b Body, ok bool) {
 		return Body{Head: b.Head}, false // a fault in the head (headReady): the worker answers it at once
 	}
 	lines := bytes.Split(peek[start:start+end], crlf)
+	b.Fields = len(lines) - 1
 	http11 := bytes.HasSuffix(lines[0], []byte("HTTP/1.1"))
 	var lengths, codings int
 	for _, line := range lines[1:] {
@@ -94,7 +98,8 @@ type Wait struct {
 // HeadLimit bytes saw, queued the bytes in the socket's receive queue
 // (FIONREAD), bound the most bytes of body held (--hold-body; 0: none).
 // It returns Ready for a request without a body or whose framing is a
-// fault (ParseBody), with bound 0, once the body is in (Content-Length
+// fault (ParseBody), or with more than protocol.MaxHeadFields fields
+// (431 at once: the master does not wait for its body), with bound 0, once the body is in (Content-Length
 // bytes queued; a chunked body's end within peek, or a fault in it), and
 // once bound bytes of body are queued (Bound, if the body is larger);
 // else Need, the queued bytes that
@@ -102,7 +107,7 @@ type Wait struct {
 // look must peek at to see a chunked body's end.
 func Await(peek []byte, queued int, bound int64) Wait {
 	b, ok := ParseBody(peek)
-	if !ok || !b.Has() || bound <= 0 {
+	if !ok || !b.Has() || bound <= 0 || b.Fields > protocol.MaxHeadFields {
 		return Wait{Body: b, Ready: true}
 	}
 	limit := int64(b.Head) + bound

@@ -29,6 +29,8 @@ func TestAwait(t *testing.T) {
 		{"length over the bound", cl + "1234", 0, 4, true, 0},
 		{"length under the bound", cl + "123", 0, 4, false, int64(len(cl)) + 4},
 		{"bound 0", cl, 0, 0, true, 0},
+		{"101 fields", head("Content-Length: 10\r\n" + strings.Repeat("X: y\r\n", 100)), 0, 1 << 20, true, 0},
+		{"100 fields", head(strings.Repeat("X: y\r\n", 98) + "Content-Length: 10\r\n"), 0, 1 << 20, false, int64(len(head(strings.Repeat("X: y\r\n", 98)+"Content-Length: 10\r\n"))) + 10},
 		{"two lengths", head("Content-Length: 10\r\nContent-Length: 10\r\n"), 0, 1 << 20, true, 0},
 		{"length not digits", head("Content-Length: +10\r\n"), 0, 1 << 20, true, 0},
 		{"length and chunked", head("Content-Length: 10\r\nTransfer-Encoding: chunked\r\n"), 0, 1 << 20, true, 0},

@@ -77,15 +77,19 @@ func intVar(name string) (int, error) {
 	return n, nil
 }
 
-// closeOnExec marks the listeners and the back-channel close-on-exec: they
-// belong to this process, not to programs it runs (see Inetd). The master
-// passed them without the flag so that ExecProgram keeps them.
+// closeOnExec marks the listeners, the back-channel and the access-log
+// file close-on-exec: they belong to this process, not to programs it runs
+// (see Inetd). The master passed them without the flag so that
+// ExecProgram keeps them.
 func (e Env) closeOnExec() {
 	for _, fd := range e.Listeners {
 		unix.CloseOnExec(fd)
 	}
 	if e.Channel >= 0 {
 		unix.CloseOnExec(e.Channel)
+	}
+	if fd := accessLogFD(); fd >= 0 { // access.go
+		unix.CloseOnExec(fd)
 	}
 	for _, fd := range e.TLS {
 		unix.CloseOnExec(fd)

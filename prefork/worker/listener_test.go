@@ -70,6 +70,7 @@ func httpWorker() int {
 		time.Sleep(d)
 		fmt.Fprintf(w, "pid=%d slept=%v\n", os.Getpid(), d)
 	})
+	mux.HandleFunc("/panic", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "part one\n")
 		w.(http.Flusher).Flush()
@@ -380,12 +381,12 @@ type actdPool struct {
 	exited                   chan error
 }
 
-// startActd starts actd in mode with two children and waits until it is
-// ready. Cleanup kills it if the test did not stop it, and prints its log if
-// the test failed.
-func startActd(t *testing.T, actd, mode string) *actdPool {
+// startActd starts actd in mode with two children and the flags extra, and
+// waits until it is ready. Cleanup kills it if the test did not stop it,
+// and prints its log if the test failed.
+func startActd(t *testing.T, actd, mode string, extra ...string) *actdPool {
 	t.Helper()
-	return startActdWith(t, actd, mode)
+	return startActdWith(t, actd, mode, extra...)
 }
 
 // startActdWith is startActd with more flags for actd.

@@ -41,14 +41,21 @@ func Report(text string) error {
 // Requests wraps h so that each request is reported to the master (Report)
 // as its method and path, for example "GET /index.html" (the query is left
 // out: it may carry secrets, and status is shown to operators), while h
-// serves it.
+// serves it. It also applies what the master's environment asks of every
+// worker (access.go): an access-log line per request (--access-log), 413
+// for a body over --max-request-body (at once for its Content-Length; for
+// a chunked one, once it passes the limit, if no response started), 431
+// for more than MaxHeaderFields header fields, and a handler's panic
+// logged as one entry at priority err (errorlog.go) before the connection
+// is closed.
 func Requests(h http.Handler) http.Handler {
+	e := newEdge()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if b := current.Load(); b != nil && b.request.allowed {
 			b.report(r.Method + " " + r.URL.Path)
 			defer b.report("")
 		}
-		h.ServeHTTP(w, r)
+		e.serve(h, w, r)
 	})
 }
 

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/actd/actd/accesslog"
+	"github.com/actd/actd/prefork/worker"
+)
+
+// handlerLog is the built-in handler's access log (--access-log): one
+// line per request whose request line came, with the status and body
+// bytes of the answer, an error answer included. Off, it costs a nil
+// check per request.
+type handlerLog struct {
+	log    *accesslog.Logger // nil: off
+	e      accesslog.Entry   // the request in hand; its Header reads what requestRules kept
+	inHand bool              // a request line came since the last done
+}
+
+// newHandlerLog returns the access log the master's environment asks for.
+// A malformed environment is reported on stderr and leaves the log off.
+func newHandlerLog() *handlerLog {
+	l, err := accesslog.FromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "actd child %d: access log off: %v\n", os.Getpid(), err)
+	}
+	return &handlerLog{log: l}
+}
+
+// open takes connection fd: its client's address.
+func (h *handlerLog) open(fd int) {
+	if h.log != nil {
+		h.e.Remote = peerAddr(fd)
+	}
+}
+
+// seen notes a request line (without its line end).
+func (h *handlerLog) seen(line []byte) {
+	if h.log == nil {
+		return
+	}
+	h.e.Start, h.inHand = time.Now(), true
+	method, rest, _ := bytes.Cut(line, []byte(" "))
+	target, proto, _ := bytes.Cut(rest, []byte(" "))
+	path, query, _ := bytes.Cut(target, []byte("?"))
+	keep(&h.e.Method, method)
+	keep(&h.e.Path, path)
+	keep(&h.e.Query, query)
+	keep(&h.e.Proto, proto)
+}
+
+// keep sets *s to b, allocating only when it changed: a client repeating
+// one request costs no allocation.
+func keep(s *string, b []byte) {
+	if string(b) != *s {
+		*s = string(b)
+	}
+}
+
+// done logs the request seen last, answered with status and bytes of
+// body, and forgets it; without a request line seen, it logs nothing.
+func (h *handlerLog) done(status int, bytes int64) {
+	if h.log == nil || !h.inHand {
+		return
+	}
+	h.e.Duration = time.Since(h.e.Start)
+	h.e.Status, h.e.Bytes = status, bytes
+	if err := h.log.Log(&h.e); err != nil {
+		fmt.Fprintf(os.Stderr, "actd child %d: %v\n", os.Getpid(), err)
+	}
+	h.inHand = false
+}
+
+// peerAddr returns the client as HOST:PORT: the address its PROXY header
+// gave, else the socket's peer; "-" for a peer without an address (a unix
+// socket).
+func peerAddr(fd int) string {
+	if a, ok := worker.RemoteAddr(fd).(*net.TCPAddr); ok {
+		return a.String()
+	}
+	return "-"
+}
