@@ -38,6 +38,13 @@ func (h *handlerLog) open(fd int) {
 	}
 }
 
+// openAddr takes a connection from client (HOST:PORT, or "-").
+func (h *handlerLog) openAddr(client string) {
+	if h.log != nil {
+		h.e.Remote = client
+	}
+}
+
 // seen notes a request line (without its line end).
 func (h *handlerLog) seen(line []byte) {
 	if h.log == nil {

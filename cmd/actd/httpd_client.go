@@ -41,6 +41,14 @@ func (a *replies) open(fd int) {
 	a.make(" client=" + client)
 }
 
+// client readies the replies for a connection from client (HOST:PORT, as
+// a TLS connection's RemoteAddr gives it).
+func (a *replies) client(client string) {
+	if a.proxied {
+		a.make(" client=" + client)
+	}
+}
+
 // make builds both responses with extra after the body's prefix.
 func (a *replies) make(extra string) {
 	body := a.prefix + extra + "\n"

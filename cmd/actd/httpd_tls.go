@@ -19,39 +19,46 @@ import (
 // httpsHandler returns the built-in handler for connections on listeners
 // that terminate TLS (--tls-cert): the library hands it each one as a
 // *tls.Conn after the handshake (worker.ServeKeepFDTLS). It answers as
-// httpHandler does, with the same framing rules, limits and statuses
-// (readRequest), and the same /bytes/N and /files/NAME; but it keeps an
-// idle keep-alive connection itself for keepAliveIdle (a TLS session
-// never goes back to the master) and writes every response itself.
+// httpHandler does, with the same framing rules, limits (--max-request-body
+// included) and statuses (readRequestWith), the same access log, client
+// address and /bytes/N and /files/NAME; but it keeps an idle keep-alive
+// connection itself for keepAliveIdle (a TLS session never goes back to the
+// master) and writes every response itself.
 func httpsHandler(delay time.Duration, files string) worker.Handler {
-	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
-	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
-	keep := append([]byte(head+"\r\n"), body...)
-	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
+	ans := newReplies()
 	conn := &tlsConn{}
 	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
 	large := &bodies{files: files}
+	access := newHandlerLog() // httpd_access.go
+	rules := newRules(worker.MaxRequestBody(), access.log.Headers())
+	access.e.Header = rules.value
 	var kind, arg string
 	seen := func(line []byte) {
 		text.seen(line)
+		access.seen(line)
 		_, rest, _ := bytes.Cut(line, []byte(" "))
 		target, _, _ := bytes.Cut(rest, []byte(" "))
 		kind, arg = route(target)
 	}
 	return func(c net.Conn) {
 		conn.c = c
+		client := clientText(c.RemoteAddr())
+		ans.client(client)
+		access.openAddr(client)
 		r.Reset(conn)
 		for {
 			worker.Yield()
 			conn.begin()
 			kind = ""
-			again, status := readRequest(r, seen)
+			rules.reset()
+			again, status := readRequestWith(r, seen, rules)
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow
 			}
 			if status != 0 {
 				if status != closeQuietly {
+					access.done(status, int64(len(reasons[status])+1))
 					c.Write(errorResponse(status))
 				}
 				return
@@ -63,10 +70,13 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 			switch {
 			case kind != "":
 				err = large.write(c, kind, arg, again)
+				access.done(large.status, large.sent)
 			case again:
-				_, err = c.Write(keep)
+				_, err = c.Write(ans.keep)
+				access.done(200, int64(ans.size))
 			default:
-				_, err = c.Write(closing)
+				_, err = c.Write(ans.closing)
+				access.done(200, int64(ans.size))
 			}
 			worker.Report("")
 			if err != nil || !again {
@@ -74,6 +84,15 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 			}
 		}
 	}
+}
+
+// clientText is a as HOST:PORT for the access log and the replies, "-"
+// for an address that is not TCP (a unix socket).
+func clientText(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.String()
+	}
+	return "-"
 }
 
 // tlsConn bounds the reads of one request on a TLS connection as fdConn
@@ -106,14 +125,17 @@ func (t *tlsConn) Read(p []byte) (int, error) {
 // write answers a large-body request (kind, arg from route) on w.
 func (b *bodies) write(w io.Writer, kind, arg string, keepAlive bool) error {
 	if kind == "/bytes/" {
+		b.status, b.sent = 404, 10 // notFound's, unless a body is sent
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 || n > maxGenerated {
 			_, err = w.Write(notFound(keepAlive))
 			return err
 		}
+		b.status, b.sent = 200, int64(n)
 		_, err = w.Write(b.generated(n, keepAlive))
 		return err
 	}
+	b.status, b.sent = 404, 10
 	if b.files == "" || arg == "" || strings.ContainsAny(arg, "/\\") || arg[0] == '.' {
 		_, err := w.Write(notFound(keepAlive))
 		return err
@@ -129,6 +151,7 @@ func (b *bodies) write(w io.Writer, kind, arg string, keepAlive bool) error {
 		_, err = w.Write(notFound(keepAlive))
 		return err
 	}
+	b.status, b.sent = 200, st.Size()
 	if _, err := w.Write(bodyHead(st.Size(), keepAlive)); err != nil {
 		return err
 	}
