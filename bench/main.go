@@ -9,6 +9,7 @@
 //	go run ./bench -preload   # only the preload comparison (preload.go); prints only
 //	go run ./bench -issue20   # only issue 20's comparison (issue20.go); rewrites only its section
 //	go run ./bench -issue21   # only issue 21's slow bodies and readers (issue21.go); rewrites only its section
+//	go run ./bench -issue24   # only issue 24's PROXY protocol and TLS costs (issue24.go); rewrites only its section
 //
 // Servers: actd in dispatch and exclusive mode (built-in HTTP handler), a
 // plain N-children blocking-accept Go baseline (bench/baseline), Apache httpd

@@ -30,6 +30,7 @@ type options struct {
 	pool       int    // processes per server for the fast loads (poolFor)
 	issue20    bool   // run only issue 20's comparison (issue20.go) and write only its section
 	issue21    bool   // run only issue 21's comparison (issue21.go) and write only its section
+	issue24    bool   // run only issue 24's comparison (issue24.go) and write only its section
 	quick      bool   // -quick: short runs, no docs written
 	issue25    bool   // run only issue 25's access-log cost (issue25.go) and write only its section
 }
@@ -71,6 +72,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.keepDir, "keep", false, "keep the work directory with configs and server logs")
 	fs.IntVar(&o.pool, "pool", fastPool.max, "processes per server for the fast loads (a keep-alive load gets at least one per connection)")
 	fs.BoolVar(&o.issue21, "issue21", false, "run only issue 21's comparison (64 slow bodies, then 64 slow readers, beside 8 good clients: actd default and without holding, Apache event, gunicorn, uWSGI) and rewrite only its section of -out")
+	fs.BoolVar(&o.issue24, "issue24", false, "run only issue 24's comparison (the cost of PROXY protocol and of TLS: actd built-in and WSGI beside gunicorn --certfile and uWSGI --https-socket, 8 processes, close-8 and keepalive-8) and rewrite only its section of -out")
 	issue20 := fs.Bool("issue20", false, "run only issue 20's comparison (the default pool against exclusive and dispatch, Go and WSGI, pool 4) and rewrite only its section of -out")
 	issue25 := fs.Bool("issue25", false, "run only issue 25's access-log cost (the default pool with and without --access-log FILE, pool 4) and rewrite only its section of -out")
 	fs.StringVar(&o.actdBefore, "actd-before", "", "a checkout of another commit: its actd runs as actd-dispatch@before and actd-exclusive@before in the same rounds (writes no docs unless -out or -plot is given)")

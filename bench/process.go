@@ -54,7 +54,11 @@ func startServer(name string, t *tools, s setup) (*serverProc, error) {
 	}
 	p := &serverProc{name: name, cmd: cmd, port: s.port, path: path, log: logPath, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	if err := p.waitReady(); err != nil {
+	probe := getOnce
+	if f := issue24Probe(name, t); f != nil { // HTTPS or a PROXY header first
+		probe = f
+	}
+	if err := p.waitReady(probe); err != nil {
 		p.stop()
 		return nil, fmt.Errorf("%s: %w; log:\n%s", name, err, p.logTail())
 	}
@@ -68,12 +72,13 @@ func (p *serverProc) pid() int { return p.cmd.Process.Pid }
 // url is the address wrk loads.
 func (p *serverProc) url() string { return "http://" + addr(p.port) + p.path }
 
-// waitReady polls with HTTP requests until one is answered with status 200.
-// It returns nil then, or an error if the server exits or readyTimeout passes.
-func (p *serverProc) waitReady() error {
+// waitReady polls with probe (getOnce: HTTP requests) until one is
+// answered with status 200. It returns nil then, or an error if the
+// server exits or readyTimeout passes.
+func (p *serverProc) waitReady(probe func(address, path string) error) error {
 	deadline := time.Now().Add(readyTimeout)
 	for {
-		err := getOnce(addr(p.port), p.path)
+		err := probe(addr(p.port), p.path)
 		if err == nil {
 			return nil
 		}

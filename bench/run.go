@@ -62,6 +62,9 @@ func measureAll(ctx context.Context, o options, root, dir string) error {
 	if o.issue21 {
 		return runIssue21(ctx, o, t, root) // issue21run.go
 	}
+	if o.issue24 {
+		return runIssue24(ctx, o, t, root) // issue24run.go
+	}
 	if t.actdBeforeErr != nil {
 		fmt.Fprintln(os.Stderr, "actd of -actd-before did not build; its rows are marked failed:", t.actdBeforeErr)
 	}

@@ -64,6 +64,10 @@ func command(name string, t *tools, s setup) (*exec.Cmd, string, error) {
 		cmd, err := psgiCommand(base, t, s)
 		return cmd, "/", err
 	}
+	if slices.Contains(issue24Servers, base) {
+		cmd, err := issue24Command(base, t, s)
+		return cmd, "/", err
+	}
 	if slices.Contains(issue21Servers, base) {
 		return issue21Command(base, t, s)
 	}

@@ -152,7 +152,7 @@ const (
 // settle waits for server name's process tree under pid to go quiet, if it
 // is a Python server; it returns at once for the others.
 func settle(name string, pid int) {
-	if !slices.Contains(wsgiServers, name) && name != "gunicorn" && !isIssue21Python(name) {
+	if !slices.Contains(wsgiServers, name) && name != "gunicorn" && !isIssue21Python(name) && !isIssue24Python(name) {
 		return
 	}
 	deadline := time.Now().Add(settleBound)

@@ -65,6 +65,11 @@ if ! awk '$5 == "/" { r = $0 } END { exit !(r ~ / - overlay /) }' /proc/self/mou
 	exit 97
 fi
 echo "$2" > /etc/hostname
+# systemd in a container leaves / as it finds it, but credentials
+# (LoadCredential=) reach a unit's namespace only through shared
+# propagation: share the box's own mounts, as container managers do. The
+# host's are no peers of them (made private above).
+mount --make-rshared /
 export container=actd-it
 exec ` + systemdBinary + ` --system --unit=multi-user.target
 `

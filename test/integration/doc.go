@@ -20,7 +20,10 @@
 //     start, removes a Docker-style /usr/sbin/policy-rc.d (it would keep
 //     maintainer scripts from starting or stopping units), and pivot_roots
 //     into it. Only then, after checking that / is the
-//     overlay, does it exec /usr/lib/systemd/systemd. systemd never sees the
+//     overlay and making the box's own mounts shared (systemd in a
+//     container leaves propagation as it finds it, and LoadCredential=
+//     reaches a unit only through shared propagation), does it exec
+//     /usr/lib/systemd/systemd. systemd never sees the
 //     host's root: its tmpfiles would otherwise empty the host's /tmp;
 //  3. the harness waits until `systemctl is-system-running` in the box says
 //     running or degraded.
