@@ -50,10 +50,11 @@ func TestPackagePicture(t *testing.T) {
 		{"../notify", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../slogjournal", func(p string) bool { return strings.HasPrefix(p, module) }},
 		{"../cgroup", func(p string) bool { return strings.HasPrefix(p, module) }},
-		{"acceptfilter", func(p string) bool { return strings.HasPrefix(p, module) }},
+		{"acceptfilter", func(p string) bool { return strings.HasPrefix(p, module) && p != module+"protocol" }},
+		{"../accesslog", func(p string) bool { return strings.HasPrefix(p, module) && p != module+"protocol" }},
 		{"proxyproto", func(p string) bool { return strings.HasPrefix(p, module) }},
-		{"worker", func(p string) bool { // the wire, the filter's rule and PROXY headers, never the master
-			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "prefork/acceptfilter", "prefork/proxyproto"}, strings.TrimPrefix(p, module))
+		{"worker", func(p string) bool { // the wire, the filter's rule, PROXY headers and the access log, never the master
+			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "prefork/acceptfilter", "prefork/proxyproto", "accesslog"}, strings.TrimPrefix(p, module))
 		}},
 		{".", func(p string) bool {
 			return strings.HasPrefix(p, module) && !slices.Contains([]string{"protocol", "cgroup", "prefork/acceptfilter", "prefork/proxyproto"}, strings.TrimPrefix(p, module))

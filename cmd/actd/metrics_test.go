@@ -171,7 +171,9 @@ func TestMetricsIdleClosed(t *testing.T) {
 // beyond the limit, and the pool keeps serving.
 func TestEndpointsBounded(t *testing.T) {
 	addr := freeAddr(t)
-	a := startActd(t, nil, "--metrics-listen", addr)
+	// A pool of fixed size: a child the scaler starts meanwhile (its pidfd
+	// and back-channel) would count as clients.
+	a := startActd(t, nil, "--metrics-listen", addr, "--min-children", "2", "--max-children", "2")
 	pid := a.cmd.Process.Pid
 	base := openFDs(t, pid)
 	for _, tc := range []struct {
