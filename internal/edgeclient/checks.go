@@ -1,0 +1,175 @@
+package edgeclient
+
+import (
+	"crypto/x509"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// CheckProxy runs Cases against addr, a pool that trusts 127.0.0.1 for
+// PROXY headers, one subtest each; scheme is what every answer names
+// ("http" or "https"), and roots, when not nil, makes each conversation
+// PROXY then TLS (the header first, then the handshake, then the rest).
+func CheckProxy(t *testing.T, addr string, roots *x509.CertPool) {
+	t.Helper()
+	for _, tc := range Cases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			parts, scheme := tc.Parts, "http"
+			c, err := Dial(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if roots != nil {
+				parts, scheme = proxyThenTLS(t, c, roots, parts), "https"
+			}
+			bodies, err := c.Talk(parts...)
+			if err != nil {
+				t.Fatalf("got %q, %v", bodies, err)
+			}
+			if err := Check(bodies, parts, tc.Want); err != nil {
+				t.Error(err)
+			}
+			for _, b := range bodies {
+				if !hasScheme(b, scheme) {
+					t.Errorf("got %q, want %s", b, scheme)
+				}
+			}
+		})
+	}
+}
+
+// proxyThenTLS sends, on c, the parts up to and including the PROXY
+// header (the first part that does not end a request, or the header alone
+// if the first part carries a request too), does the TLS handshake, and
+// returns the parts left to send over TLS.
+func proxyThenTLS(t *testing.T, c *Conn, roots *x509.CertPool, parts []string) []string {
+	t.Helper()
+	var rest []string
+	for i, p := range parts {
+		if j := strings.Index(p, "GET "); j >= 0 {
+			rest = append([]string{p[j:]}, parts[i+1:]...)
+			p = p[:j]
+		}
+		if _, err := c.Talk(p); err != nil {
+			t.Fatal(err)
+		}
+		if rest != nil {
+			break
+		}
+	}
+	if err := c.StartTLS(roots); err != nil {
+		t.Fatal(err)
+	}
+	return rest
+}
+
+// CheckUntrusted: on addr, a pool that trusts only 10.0.0.0/8, a plain
+// request is answered with the peer's own address, and a request after a
+// PROXY line gets 400 (the line is just a bad request).
+func CheckUntrusted(t *testing.T, addr string) {
+	t.Helper()
+	bodies, err := Talk(addr, Request)
+	if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "200 OK 127.0.0.1 ") {
+		t.Errorf("plain request: got %q, %v; want 200 from 127.0.0.1", bodies, err)
+	}
+	bodies, err = Talk(addr, V1("203.0.113.7:5555")+Request)
+	if len(bodies) == 0 || !strings.HasPrefix(bodies[0], "400 ") {
+		t.Errorf("PROXY line from an untrusted peer: got %q, %v; want 400", bodies, err)
+	}
+}
+
+// CheckTLSKeepAlive: three requests on one TLS connection to addr are
+// answered over https by one process (the same pid).
+func CheckTLSKeepAlive(t *testing.T, addr string, roots *x509.CertPool) {
+	t.Helper()
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.StartTLS(roots); err != nil {
+		t.Fatal(err)
+	}
+	bodies, err := c.Talk(Request, Pause, Request, Request)
+	if err != nil || len(bodies) != 3 {
+		t.Fatalf("got %q, %v; want 3 answers", bodies, err)
+	}
+	for _, b := range bodies {
+		if !strings.HasPrefix(b, "200 OK 127.0.0.1 ") || !hasScheme(b, "https") || pid(b) != pid(bodies[0]) {
+			t.Errorf("got %q, want 200 https from 127.0.0.1, all from %s", bodies, pid(bodies[0]))
+		}
+	}
+}
+
+// pid returns what follows "pid=" in an answer, or the whole answer.
+func pid(body string) string {
+	if _, p, ok := strings.Cut(body, "pid="); ok {
+		return p
+	}
+	return body
+}
+
+// CheckCurl: curl --cacert caFile fetches https://localhost:PORT/client
+// from addr twice (on one connection) and both answers are https. It
+// skips without curl.
+func CheckCurl(t *testing.T, addr, caFile string) {
+	t.Helper()
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed (Debian package curl)")
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	url := "https://localhost:" + port + "/client"
+	out, err := exec.Command(curl, "-sS", "--max-time", "30", "--cacert", caFile,
+		"--resolve", "localhost:"+port+":127.0.0.1", url, url).CombinedOutput()
+	if err != nil || strings.Count(string(out), " https") != 2 || strings.Contains(string(out), " http ") {
+		t.Errorf("curl --cacert: got %q, %v; want two https answers", out, err)
+	}
+}
+
+// CheckSlowClientHello: a client that sends 3 bytes of a ClientHello to
+// addr and waits pins no child: once held says the master holds it, a good
+// TLS client is served, and the slow one is still open.
+func CheckSlowClientHello(t *testing.T, addr string, roots *x509.CertPool, held func() error) {
+	t.Helper()
+	slow, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := slow.Raw.Write([]byte{22, 3, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := held(); err != nil {
+		t.Fatalf("the slow client held by the master: %v", err)
+	}
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.StartTLS(roots); err != nil {
+		t.Fatal(err)
+	}
+	if bodies, err := c.Talk(Request); err != nil || len(bodies) != 1 || !hasScheme(bodies[0], "https") {
+		t.Errorf("good client: got %q, %v; want one https answer", bodies, err)
+	}
+	slow.Raw.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, err := slow.Raw.Read(make([]byte, 1)); !isTimeout(err) {
+		t.Errorf("slow client after the good one: got %d bytes, %v; want it still open, waiting", n, err)
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+// hasScheme reports whether an answer names scheme as a word of its own.
+func hasScheme(body, scheme string) bool {
+	return strings.HasSuffix(body, " "+scheme) || strings.Contains(body, " "+scheme+" ")
+}
