@@ -1,0 +1,118 @@
+package perl_test
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/actd/actd/internal/edgeclient"
+	"github.com/actd/actd/internal/testcert"
+)
+
+// The handler at the edge (issue 24) under a real revision-6 master, which
+// sets ACTD_PROXY_FROM and ACTD_TLS itself: t/app.psgi's /client answers
+// with REMOTE_ADDR, REMOTE_PORT and psgi.url_scheme.
+
+// edgeModes are the paths a connection takes: a child that accepts and
+// reads the header itself (exclusive), and the http filter's children
+// first, the master holding what is not ready (a header then a pause, a
+// header in parts) and parking idle keep-alive connections.
+var edgeModes = []struct {
+	name  string
+	mode  string
+	flags []string
+}{
+	{"exclusive", "exclusive", nil},
+	{"filter http", "dispatch", []string{"--accept-filter", "http", "--hold-timeout", "60s"}},
+}
+
+// startEdge starts the handler with t/app.psgi in mode with flags, two
+// children.
+func startEdge(t *testing.T, mode string, flags ...string) *pool {
+	t.Helper()
+	return startPool(t, mode, "app.psgi", append([]string{"--start-children", "2", "--min-children", "2", "--max-children", "2"}, flags...)...)
+}
+
+// needSSL skips the test without IO::Socket::SSL.
+func needSSL(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("perl", "-MIO::Socket::SSL", "-e1").Run(); err != nil {
+		t.Skipf("IO::Socket::SSL needed (Debian package libio-socket-ssl-perl): %v", err)
+	}
+}
+
+// TestEdgeProxy: with --proxy-protocol-from 127.0.0.1/32, v1 and v2
+// headers give REMOTE_ADDR and REMOTE_PORT on every path (at once, held,
+// split, parked keep-alive); LOCAL and UNKNOWN keep the peer. Trusting only
+// 10.0.0.0/8, a plain request is served and a PROXY line gets 400.
+func TestEdgeProxy(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
+			edgeclient.CheckProxy(t, p.addr, nil)
+			checkPaths(t, p, m.mode == "dispatch")
+		})
+		t.Run(m.name+" untrusted", func(t *testing.T) {
+			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "10.0.0.0/8"}, m.flags...)...)
+			edgeclient.CheckUntrusted(t, p.addr)
+		})
+	}
+}
+
+// checkPaths: the pool saw no garbage and no complaints and, under the
+// filter, held connections, handed them over (C) and parked keep-alive
+// ones (K).
+func checkPaths(t *testing.T, p *pool, filtered bool) {
+	t.Helper()
+	s, err := p.Status()
+	st := s.Pool.Stats
+	if err != nil || st.Garbage != 0 {
+		t.Errorf("stats: got %+v, %v; want no garbage", st, err)
+	}
+	if filtered && (st.Held == 0 || st.Handoffs == 0 || st.Parked == 0) {
+		t.Errorf("stats: got held %d, handoffs %d, parked %d; want each path taken", st.Held, st.Handoffs, st.Parked)
+	}
+	if c := p.complaints(); len(c) > 0 {
+		t.Errorf("log complaints: %q", c)
+	}
+}
+
+// TestEdgeTLS: with --tls-cert and --tls-key the handler serves HTTPS to
+// curl --cacert and keeps a TLS connection alive; with --proxy-protocol-from
+// too, a PROXY header before the ClientHello gives the client's address on
+// every path.
+func TestEdgeTLS(t *testing.T) {
+	needPlack(t)
+	needSSL(t)
+	cert := testcert.Write(t, t.TempDir(), "server", 7)
+	tlsFlags := []string{"--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile}
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			p := startEdge(t, m.mode, append(tlsFlags, m.flags...)...)
+			t.Run("curl", func(t *testing.T) { edgeclient.CheckCurl(t, p.addr, cert.CertFile) })
+			t.Run("keep-alive", func(t *testing.T) { edgeclient.CheckTLSKeepAlive(t, p.addr, cert.Pool) })
+		})
+		t.Run(m.name+" proxy then TLS", func(t *testing.T) {
+			p := startEdge(t, m.mode, append(append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, tlsFlags...), m.flags...)...)
+			edgeclient.CheckProxy(t, p.addr, cert.Pool)
+			s, err := p.Status()
+			if st := s.Pool.Stats; err != nil || st.Garbage != 0 || m.mode == "dispatch" && st.Handoffs == 0 {
+				t.Errorf("stats: got %+v, %v; want handoffs under the filter, no garbage", st, err)
+			}
+		})
+	}
+}
+
+// TestEdgeSlowClientHello: under the http filter with one child, a client
+// that sends 3 bytes of a ClientHello and waits is held by the master and
+// pins no child: a good TLS client is served meanwhile.
+func TestEdgeSlowClientHello(t *testing.T) {
+	needPlack(t)
+	needSSL(t)
+	cert := testcert.Write(t, t.TempDir(), "server", 7)
+	p := startPool(t, "dispatch", "app.psgi", "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--accept-filter", "http",
+		"--start-children", "1", "--max-children", "1", "--min-spare", "0", "--max-spare", "1", "--hold-timeout", "5m")
+	edgeclient.CheckSlowClientHello(t, p.addr, cert.Pool, func() error {
+		_, err := p.WaitHeld(func(s statusDoc) bool { return s.Pool.Held.Held > 0 && s.Pool.Idle == 1 })
+		return err
+	})
+}
