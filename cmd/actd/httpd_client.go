@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"strconv"
 
@@ -30,11 +31,20 @@ func newReplies() *replies {
 
 // open readies the replies for connection fd.
 func (a *replies) open(fd int) {
+	if a.proxied {
+		a.openAddr(worker.RemoteAddr(fd))
+	}
+}
+
+// openAddr readies the replies for a connection whose client is addr (a
+// TLS one's RemoteAddr: the PROXY header's client, else the peer; nil if
+// unknown).
+func (a *replies) openAddr(addr net.Addr) {
 	if !a.proxied {
 		return
 	}
 	client := "unknown"
-	if addr := worker.RemoteAddr(fd); addr != nil {
+	if addr != nil {
 		client = addr.String()
 	}
 	a.make(" client=" + client)

@@ -20,14 +20,13 @@ import (
 // that terminate TLS (--tls-cert): the library hands it each one as a
 // *tls.Conn after the handshake (worker.ServeKeepFDTLS). It answers as
 // httpHandler does, with the same framing rules, limits and statuses
-// (readRequest), and the same /bytes/N and /files/NAME; but it keeps an
-// idle keep-alive connection itself for keepAliveIdle (a TLS session
-// never goes back to the master) and writes every response itself.
+// (readRequest), the same body (replies: naming the client under
+// --proxy-protocol-from) and the same /bytes/N and /files/NAME; but it
+// keeps an idle keep-alive connection itself for keepAliveIdle (a TLS
+// session never goes back to the master) and writes every response
+// itself.
 func httpsHandler(delay time.Duration, files string) worker.Handler {
-	body := []byte("slot=" + os.Getenv("ACTD_SLOT") + " pid=" + strconv.Itoa(os.Getpid()) + "\n")
-	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
-	keep := append([]byte(head+"\r\n"), body...)
-	closing := append([]byte(head+"Connection: close\r\n\r\n"), body...)
+	answers := newReplies()
 	conn := &tlsConn{}
 	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
 	var text requestText
@@ -42,6 +41,7 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 	return func(c net.Conn) {
 		conn.c = c
 		r.Reset(conn)
+		answers.openAddr(c.RemoteAddr())
 		for {
 			worker.Yield()
 			conn.begin()
@@ -64,9 +64,9 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 			case kind != "":
 				err = large.write(c, kind, arg, again)
 			case again:
-				_, err = c.Write(keep)
+				_, err = c.Write(answers.keep)
 			default:
-				_, err = c.Write(closing)
+				_, err = c.Write(answers.closing)
 			}
 			worker.Report("")
 			if err != nil || !again {
