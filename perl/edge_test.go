@@ -48,6 +48,14 @@ func TestEdgeProxy(t *testing.T) {
 	for _, m := range edgeModes {
 		t.Run(m.name, func(t *testing.T) {
 			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
+			if m.mode == "dispatch" {
+				t.Run("at once: no handoff", func(t *testing.T) {
+					edgeclient.CheckAtOnce(t, p.addr, func() (uint64, error) {
+						s, err := p.Status()
+						return s.Pool.Stats.Handoffs, err
+					})
+				})
+			}
 			edgeclient.CheckProxy(t, p.addr, nil)
 			checkPaths(t, p, m.mode == "dispatch")
 		})

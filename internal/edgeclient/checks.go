@@ -173,3 +173,32 @@ func isTimeout(err error) bool {
 func hasScheme(body, scheme string) bool {
 	return strings.HasSuffix(body, " "+scheme) || strings.Contains(body, " "+scheme+" ")
 }
+
+// CheckAtOnce: under an accept filter whose children accept first, PROXY
+// headers sent with their request (v1 and v2, ten each) are served by the
+// children with no handoff: handoffs (the master's count of C) does not
+// grow.
+func CheckAtOnce(t *testing.T, addr string, handoffs func() (uint64, error)) {
+	t.Helper()
+	before, err := handoffs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		head, want := V1("203.0.113.7:5555"), "203.0.113.7 5555"
+		if i%2 == 1 {
+			head, want = V2("[2001:db8::7]:443"), "2001:db8::7 443"
+		}
+		parts := []string{head + Request}
+		bodies, err := Talk(addr, parts...)
+		if err == nil {
+			err = Check(bodies, parts, want)
+		}
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	if after, err := handoffs(); err != nil || after != before {
+		t.Errorf("handoffs: got %d more (%v), want none: the children serve what is ready", after-before, err)
+	}
+}
