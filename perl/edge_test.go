@@ -13,16 +13,19 @@ import (
 // with REMOTE_ADDR, REMOTE_PORT and psgi.url_scheme.
 
 // edgeModes are the paths a connection takes: a child that accepts and
-// reads the header itself (exclusive), and the http filter's children
-// first, the master holding what is not ready (a header then a pause, a
-// header in parts) and parking idle keep-alive connections.
+// reads the header itself (exclusive; dispatch, after the master's A),
+// and the http filter's children first, the master holding what is not
+// ready (a header then a pause, a header in parts) and parking idle
+// keep-alive connections.
 var edgeModes = []struct {
-	name  string
-	mode  string
-	flags []string
+	name     string
+	mode     string
+	filtered bool // the http filter: children first, the master holds
+	flags    []string
 }{
-	{"exclusive", "exclusive", nil},
-	{"filter http", "dispatch", []string{"--accept-filter", "http", "--hold-timeout", "60s"}},
+	{"exclusive", "exclusive", false, nil},
+	{"dispatch", "dispatch", false, nil},
+	{"filter http", "dispatch", true, []string{"--accept-filter", "http", "--hold-timeout", "60s"}},
 }
 
 // startEdge starts the handler with t/app.psgi in mode with flags, two
@@ -48,7 +51,7 @@ func TestEdgeProxy(t *testing.T) {
 	for _, m := range edgeModes {
 		t.Run(m.name, func(t *testing.T) {
 			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
-			if m.mode == "dispatch" {
+			if m.filtered {
 				t.Run("at once: no handoff", func(t *testing.T) {
 					edgeclient.CheckAtOnce(t, p.addr, func() (uint64, error) {
 						s, err := p.Status()
@@ -57,7 +60,8 @@ func TestEdgeProxy(t *testing.T) {
 				})
 			}
 			edgeclient.CheckProxy(t, p.addr, nil)
-			checkPaths(t, p, m.mode == "dispatch")
+			t.Run("malformed or none", func(t *testing.T) { edgeclient.CheckRefused(t, p.addr) })
+			checkPaths(t, p, m.filtered)
 		})
 		t.Run(m.name+" untrusted", func(t *testing.T) {
 			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "10.0.0.0/8"}, m.flags...)...)
@@ -103,7 +107,7 @@ func TestEdgeTLS(t *testing.T) {
 			p := startEdge(t, m.mode, append(append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, tlsFlags...), m.flags...)...)
 			edgeclient.CheckProxy(t, p.addr, cert.Pool)
 			s, err := p.Status()
-			if st := s.Pool.Stats; err != nil || st.Garbage != 0 || m.mode == "dispatch" && st.Handoffs == 0 {
+			if st := s.Pool.Stats; err != nil || st.Garbage != 0 || m.filtered && st.Handoffs == 0 {
 				t.Errorf("stats: got %+v, %v; want handoffs under the filter, no garbage", st, err)
 			}
 		})
@@ -123,4 +127,12 @@ func TestEdgeSlowClientHello(t *testing.T) {
 		_, err := p.WaitHeld(func(s statusDoc) bool { return s.Pool.Held.Held > 0 && s.Pool.Idle == 1 })
 		return err
 	})
+}
+
+// TestEdgeForwarded: ACTD_FORWARDED_ALLOW_IPS trusts X-Forwarded-For and
+// X-Forwarded-Proto from the client a PROXY header names, not from others.
+func TestEdgeForwarded(t *testing.T) {
+	p := startPoolWith(t, []string{"env", "ACTD_FORWARDED_ALLOW_IPS=203.0.113.0/24"}, "dispatch", "app.psgi",
+		"--proxy-protocol-from", "127.0.0.1/32", "--accept-filter", "http", "--start-children", "2", "--max-children", "2")
+	edgeclient.CheckForwarded(t, p.addr)
 }

@@ -12,16 +12,19 @@ import (
 // with REMOTE_ADDR, REMOTE_PORT and wsgi.url_scheme.
 
 // edgeModes are the paths a connection takes: a child that accepts and
-// reads the header itself (exclusive), and the http filter's children
-// first, the master holding what is not ready (a header then a pause, a
-// header in parts) and parking idle keep-alive connections.
+// reads the header itself (exclusive; dispatch, after the master's A),
+// and the http filter's children first, the master holding what is not
+// ready (a header then a pause, a header in parts) and parking idle
+// keep-alive connections.
 var edgeModes = []struct {
-	name  string
-	mode  string
-	flags []string
+	name     string
+	mode     string
+	filtered bool // the http filter: children first, the master holds
+	flags    []string
 }{
-	{"exclusive", "exclusive", []string{"--start-children", "2", "--max-children", "2"}},
-	{"filter http", "dispatch", filterFlags},
+	{"exclusive", "exclusive", false, []string{"--start-children", "2", "--max-children", "2"}},
+	{"dispatch", "dispatch", false, []string{"--start-children", "2", "--max-children", "2"}},
+	{"filter http", "dispatch", true, filterFlags},
 }
 
 // startEdge starts the adapter with client:app in mode with flags.
@@ -38,7 +41,7 @@ func TestEdgeProxy(t *testing.T) {
 	for _, m := range edgeModes {
 		t.Run(m.name, func(t *testing.T) {
 			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
-			if m.mode == "dispatch" {
+			if m.filtered {
 				t.Run("at once: no handoff", func(t *testing.T) {
 					edgeclient.CheckAtOnce(t, p.addr, func() (uint64, error) {
 						s, err := p.Status()
@@ -47,7 +50,8 @@ func TestEdgeProxy(t *testing.T) {
 				})
 			}
 			edgeclient.CheckProxy(t, p.addr, nil)
-			checkPaths(t, p, m.mode == "dispatch")
+			t.Run("malformed or none", func(t *testing.T) { edgeclient.CheckRefused(t, p.addr) })
+			checkPaths(t, p, m.filtered)
 		})
 		t.Run(m.name+" untrusted", func(t *testing.T) {
 			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "10.0.0.0/8"}, m.flags...)...)
@@ -73,7 +77,7 @@ func TestEdgeTLS(t *testing.T) {
 			p := startEdge(t, m.mode, append(append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, tlsFlags...), m.flags...)...)
 			edgeclient.CheckProxy(t, p.addr, cert.Pool)
 			s, err := p.Status()
-			if st := s.Pool.Stats; err != nil || st.Garbage != 0 || m.mode == "dispatch" && st.Handoffs == 0 {
+			if st := s.Pool.Stats; err != nil || st.Garbage != 0 || m.filtered && st.Handoffs == 0 {
 				t.Errorf("stats: got %+v, %v; want handoffs under the filter, no garbage", st, err)
 			}
 		})
@@ -105,4 +109,12 @@ func checkPaths(t *testing.T, p *pool, filtered bool) {
 	if filtered && (st.Held == 0 || st.Handoffs == 0 || st.Parked == 0) {
 		t.Errorf("stats: got held %d, handoffs %d, parked %d; want each path taken", st.Held, st.Handoffs, st.Parked)
 	}
+}
+
+// TestEdgeForwarded: --forwarded-allow-ips trusts X-Forwarded-For and
+// X-Forwarded-Proto from the client a PROXY header names, not from others.
+func TestEdgeForwarded(t *testing.T) {
+	p := startPool(t, "dispatch", []string{python(t), "-m", "actd.wsgi", "--forwarded-allow-ips", "203.0.113.0/24", "client:app"},
+		append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, filterFlags...)...)
+	edgeclient.CheckForwarded(t, p.addr)
 }

@@ -202,3 +202,41 @@ func CheckAtOnce(t *testing.T, addr string, handoffs func() (uint64, error)) {
 		t.Errorf("handoffs: got %d more (%v), want none: the children serve what is ready", after-before, err)
 	}
 }
+
+// CheckRefused: from a trusted peer, a malformed PROXY header, or a
+// request without one, is closed without an answer.
+func CheckRefused(t *testing.T, addr string) {
+	t.Helper()
+	for _, tc := range []struct{ name, sent string }{
+		{"malformed", "PROXY TCP4 203.0.113.7 nowhere 5555 80\r\n" + Request},
+		{"none", Request},
+	} {
+		if bodies, err := Talk(addr, tc.sent); len(bodies) != 0 || err == nil {
+			t.Errorf("%s: got %q, %v; want the connection closed without an answer", tc.name, bodies, err)
+		}
+	}
+}
+
+// CheckForwarded: on addr, a pool whose adapter trusts X-Forwarded-* from
+// 203.0.113.0/24 (--forwarded-allow-ips), a request behind a PROXY header
+// from 203.0.113.7 names the rightmost untrusted X-Forwarded-For entry and
+// follows X-Forwarded-Proto; behind one from 192.0.2.9 (not trusted) the
+// headers are ignored.
+func CheckForwarded(t *testing.T, addr string) {
+	t.Helper()
+	req := "GET /client HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: 198.51.100.1, 198.51.100.9, 203.0.113.8\r\n" +
+		"X-Forwarded-Proto: https\r\n\r\n"
+	for _, tc := range []struct{ src, want, scheme string }{
+		{"203.0.113.7:5555", "198.51.100.9 ", "https"},
+		{"192.0.2.9:5555", "192.0.2.9 5555", "http"},
+	} {
+		parts := []string{V1(tc.src) + req}
+		bodies, err := Talk(addr, parts...)
+		if err == nil {
+			err = Check(bodies, parts, tc.want)
+		}
+		if err != nil || !hasScheme(bodies[0], tc.scheme) {
+			t.Errorf("PROXY from %s: got %q, %v; want %q, %s", tc.src, bodies, err, tc.want, tc.scheme)
+		}
+	}
+}
