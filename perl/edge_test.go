@@ -136,3 +136,26 @@ func TestEdgeForwarded(t *testing.T) {
 		"--proxy-protocol-from", "127.0.0.1/32", "--accept-filter", "http", "--start-children", "2", "--max-children", "2")
 	edgeclient.CheckForwarded(t, p.addr)
 }
+
+// TestEdgeReported: a request in hand behind a PROXY header shows its
+// client in actd status ("GET /sleep from HOST:PORT", the handler's R
+// report), as the Go library's does, on a connection the child accepted
+// and on one the master handed over.
+func TestEdgeReported(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			p := startEdge(t, m.mode, append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
+			edgeclient.CheckReported(t, p.addr, "/sleep?ms=3000", "GET /sleep from 203.0.113.7:5555", func(want string) error {
+				_, err := p.WaitStatus(func(s statusDoc) bool {
+					for _, sl := range s.Pool.Slots {
+						if sl.Request == want {
+							return true
+						}
+					}
+					return false
+				})
+				return err
+			}, func() {})
+		})
+	}
+}

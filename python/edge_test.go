@@ -1,6 +1,8 @@
 package python_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/actd/actd/internal/edgeclient"
@@ -117,4 +119,32 @@ func TestEdgeForwarded(t *testing.T) {
 	p := startPool(t, "dispatch", []string{python(t), "-m", "actd.wsgi", "--forwarded-allow-ips", "203.0.113.0/24", "client:app"},
 		append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, filterFlags...)...)
 	edgeclient.CheckForwarded(t, p.addr)
+}
+
+// TestEdgeReported: a request in hand behind a PROXY header shows its
+// client in actd status ("GET /slow from HOST:PORT", the adapter's R
+// report), as the Go library's does, on a connection the child accepted
+// and on one the master handed over.
+func TestEdgeReported(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			p := startPool(t, m.mode, []string{python(t), "-m", "actd.wsgi", "validated:app"},
+				append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
+			file := filepath.Join(t.TempDir(), "go")
+			edgeclient.CheckReported(t, p.addr, "/slow?"+file, "GET /slow from 203.0.113.7:5555", func(want string) error {
+				_, err := p.WaitStatus(func(s statusDoc) bool { return showsRequest(s, want) })
+				return err
+			}, func() { os.WriteFile(file, nil, 0o600) })
+		})
+	}
+}
+
+// showsRequest reports whether a child of s says it serves want.
+func showsRequest(s statusDoc, want string) bool {
+	for _, sl := range s.Pool.Slots {
+		if sl.Request == want {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package edgeclient
 
 import (
 	"crypto/x509"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -238,5 +239,31 @@ func CheckForwarded(t *testing.T, addr string) {
 		if err != nil || !hasScheme(bodies[0], tc.scheme) {
 			t.Errorf("PROXY from %s: got %q, %v; want %q, %s", tc.src, bodies, err, tc.want, tc.scheme)
 		}
+	}
+}
+
+// CheckReported: a request for target (one that lasts until release, or
+// a while) behind a v1 header from 203.0.113.7:5555 is shown by the master
+// as want, "METHOD PATH from 203.0.113.7:5555" (the worker's R report):
+// shows waits until some child's request is want. It is answered once
+// released.
+func CheckReported(t *testing.T, addr, target, want string, shows func(string) error, release func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		parts := []string{V1("203.0.113.7:5555") + "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n\r\n"}
+		bodies, err := Talk(addr, parts...)
+		if err == nil && (len(bodies) != 1 || !strings.HasPrefix(bodies[0], "200 ")) {
+			err = fmt.Errorf("got %q, want one 200 answer", bodies)
+		}
+		done <- err
+	}()
+	err := shows(want)
+	release()
+	if err != nil {
+		t.Errorf("actd status: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Error(err)
 	}
 }
