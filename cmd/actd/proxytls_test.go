@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -63,6 +64,40 @@ func TestProxyThenTLS(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestProxyThenTLSNetHTTP: net/http on worker.Listener, with
+// --proxy-protocol-from and --tls-cert, sees the client of the PROXY
+// header sent before the ClientHello in Request.RemoteAddr.
+func TestProxyThenTLSNetHTTP(t *testing.T) {
+	cert := testcert.Write(t, t.TempDir(), "server", 7)
+	for _, mode := range [][]string{{"--accept", "exclusive"}, {"--accept-filter", "http"}} {
+		t.Run(mode[len(mode)-1], func(t *testing.T) {
+			addr := freeAddr(t)
+			startActd(t, nil, append(append([]string{"--listen", "web=" + addr, "--proxy-protocol-from", "127.0.0.1",
+				"--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile}, mode...), "--", os.Args[0], remoteArg)...)
+			c, err := edgeclient.Dial(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Talk(edgeclient.V1("203.0.113.7:5555"), edgeclient.Pause); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.StartTLS(cert.Pool); err != nil {
+				t.Fatal(err)
+			}
+			bodies, err := c.Talk(edgeclient.Request, edgeclient.Pause, edgeclient.Request)
+			if err != nil || len(bodies) != 2 {
+				t.Fatalf("got %q, %v; want 2 answers", bodies, err)
+			}
+			for _, b := range bodies {
+				if b != "200 OK remote=203.0.113.7:5555" {
+					t.Errorf("got %q, want the client from the header", b)
+				}
 			}
 		})
 	}
