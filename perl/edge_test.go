@@ -2,6 +2,7 @@ package perl_test
 
 import (
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/actd/actd/internal/edgeclient"
@@ -156,6 +157,22 @@ func TestEdgeReported(t *testing.T) {
 				})
 				return err
 			}, func() {})
+		})
+	}
+}
+
+// TestEdgeAccessLog: the access log's %h is the PROXY header's client, on
+// a connection the child accepted and on one the master handed over
+// (ACTD_ACCESS_LOG=fd:9 set by sh in the worker's command, as a master
+// with --access-log FILE sets it).
+func TestEdgeAccessLog(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "access.log")
+			prefix := []string{"sh", "-c", `exec 9>>"$0"; ACTD_ACCESS_LOG=fd:9 exec "$@"`, file}
+			p := startPoolWith(t, prefix, m.mode, "app.psgi", append([]string{"--proxy-protocol-from", "127.0.0.1/32",
+				"--start-children", "2", "--min-children", "2", "--max-children", "2"}, m.flags...)...)
+			edgeclient.CheckAccessLog(t, p.addr, file)
 		})
 	}
 }

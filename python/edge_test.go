@@ -148,3 +148,19 @@ func showsRequest(s statusDoc, want string) bool {
 	}
 	return false
 }
+
+// TestEdgeAccessLog: the access log's %h is the PROXY header's client, on
+// a connection the child accepted and on one the master handed over
+// (ACTD_ACCESS_LOG=fd:9 set by sh in the worker's command, as a master
+// with --access-log FILE sets it).
+func TestEdgeAccessLog(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "access.log")
+			script := `exec 9>>"$0"; ACTD_ACCESS_LOG=fd:9 exec "$1" -m actd.wsgi client:app`
+			p := startPool(t, m.mode, []string{"sh", "-c", script, file, python(t)},
+				append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
+			edgeclient.CheckAccessLog(t, p.addr, file)
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +267,39 @@ func CheckReported(t *testing.T, addr, target, want string, shows func(string) e
 	}
 	if err := <-done; err != nil {
 		t.Error(err)
+	}
+}
+
+// CheckAccessLog: requests behind v1 and v2 headers (at once, and the
+// header then a wait) are logged in file (an access log of the default
+// format) with the header's client as %h, one line each.
+func CheckAccessLog(t *testing.T, addr, file string) {
+	t.Helper()
+	v1, v2 := V1("203.0.113.7:5555"), V2("[2001:db8::7]:443")
+	for _, parts := range [][]string{{v1 + Request}, {v2 + Request}, {v1, Pause, Request}} {
+		if bodies, err := Talk(addr, parts...); err != nil || len(bodies) != 1 {
+			t.Fatalf("got %q, %v; want an answer", bodies, err)
+		}
+	}
+	want := []string{"203.0.113.7 - - [", "2001:db8::7 - - [", "203.0.113.7 - - ["}
+	deadline := time.Now().Add(Bound)
+	for {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+		if len(lines) >= len(want) || time.Now().After(deadline) {
+			slices.Sort(lines)
+			slices.Sort(want)
+			for i := range want {
+				if i >= len(lines) || !strings.HasPrefix(lines[i], want[i]) {
+					t.Errorf("access log: got %q, want lines starting %q", lines, want)
+					break
+				}
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
