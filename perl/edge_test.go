@@ -1,11 +1,13 @@
 package perl_test
 
 import (
+	"net"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/actd/actd/internal/edgeclient"
+	"github.com/actd/actd/internal/pooltest"
 	"github.com/actd/actd/internal/testcert"
 )
 
@@ -173,6 +175,31 @@ func TestEdgeAccessLog(t *testing.T) {
 			p := startPoolWith(t, prefix, m.mode, "app.psgi", append([]string{"--proxy-protocol-from", "127.0.0.1/32",
 				"--start-children", "2", "--min-children", "2", "--max-children", "2"}, m.flags...)...)
 			edgeclient.CheckAccessLog(t, p.addr, file)
+		})
+	}
+}
+
+// TestEdgeMappedPeer: on a dual-stack listener (:PORT), an IPv4 client's
+// peer is IPv4-mapped (::ffff:127.0.0.1) and matches the IPv4 entry
+// 127.0.0.1/32: its PROXY header is read, in a child that accepts and
+// through the filter.
+func TestEdgeMappedPeer(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			addr := pooltest.FreeAddr(t)
+			_, port, _ := net.SplitHostPort(addr)
+			startPoolAt(t, ":"+port, addr, nil, m.mode, "app.psgi", append([]string{"--proxy-protocol-from", "127.0.0.1/32",
+				"--start-children", "2", "--min-children", "2", "--max-children", "2"}, m.flags...)...)
+			for _, parts := range [][]string{{edgeclient.V1("203.0.113.7:5555") + edgeclient.Request},
+				{edgeclient.V1("203.0.113.7:5555"), edgeclient.Pause, edgeclient.Request}} {
+				bodies, err := edgeclient.Talk(addr, parts...)
+				if err == nil {
+					err = edgeclient.Check(bodies, parts, "203.0.113.7 5555")
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
 		})
 	}
 }

@@ -1,11 +1,13 @@
 package python_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/actd/actd/internal/edgeclient"
+	"github.com/actd/actd/internal/pooltest"
 	"github.com/actd/actd/internal/testcert"
 )
 
@@ -161,6 +163,31 @@ func TestEdgeAccessLog(t *testing.T) {
 			p := startPool(t, m.mode, []string{"sh", "-c", script, file, python(t)},
 				append([]string{"--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)...)
 			edgeclient.CheckAccessLog(t, p.addr, file)
+		})
+	}
+}
+
+// TestEdgeMappedPeer: on a dual-stack listener (:PORT), an IPv4
+// client's peer is IPv4-mapped (::ffff:127.0.0.1) and matches the IPv4
+// entry 127.0.0.1/32: its PROXY header is read, in a child that accepts
+// and through the filter.
+func TestEdgeMappedPeer(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			addr := pooltest.FreeAddr(t)
+			_, port, _ := net.SplitHostPort(addr)
+			args := append([]string{"--listen", ":" + port, "--accept", m.mode, "--proxy-protocol-from", "127.0.0.1/32"}, m.flags...)
+			startActd(t, addr, append(args, "--", python(t), "-m", "actd.wsgi", "client:app")...)
+			for _, parts := range [][]string{{edgeclient.V1("203.0.113.7:5555") + edgeclient.Request},
+				{edgeclient.V1("203.0.113.7:5555"), edgeclient.Pause, edgeclient.Request}} {
+				bodies, err := edgeclient.Talk(addr, parts...)
+				if err == nil {
+					err = edgeclient.Check(bodies, parts, "203.0.113.7 5555")
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
 		})
 	}
 }
