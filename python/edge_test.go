@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/actd/actd/internal/edgeclient"
@@ -188,6 +189,22 @@ func TestEdgeMappedPeer(t *testing.T) {
 					t.Error(err)
 				}
 			}
+		})
+	}
+}
+
+// TestEdgeTLSReload: a certificate changed in its files is served by the
+// new generation after a reload (SIGHUP, as systemctl reload sends).
+func TestEdgeTLSReload(t *testing.T) {
+	for _, m := range edgeModes {
+		t.Run(m.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cert := testcert.Write(t, dir, "server", 1)
+			tlsFlags := []string{"--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile}
+			p := startEdge(t, m.mode, append(tlsFlags, m.flags...)...)
+			edgeclient.CheckReloadedCert(t, p.addr, "1", "2",
+				func() error { testcert.Write(t, dir, "server", 2); return nil },
+				func() error { return p.Cmd.Process.Signal(syscall.SIGHUP) })
 		})
 	}
 }

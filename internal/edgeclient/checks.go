@@ -1,6 +1,7 @@
 package edgeclient
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"net"
@@ -301,5 +302,49 @@ func CheckAccessLog(t *testing.T, addr, file string) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ServedSerial returns the serial of the certificate a new TLS connection
+// to addr is served with (not verified: a test that changes certificates
+// asks which one it got), after one request on it; or an error.
+func ServedSerial(addr string) (string, error) {
+	c, err := Dial(addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	tc := tls.Client(c.Raw, &tls.Config{InsecureSkipVerify: true})
+	if err := tc.Handshake(); err != nil {
+		return "", fmt.Errorf("TLS handshake: %w", err)
+	}
+	return tc.ConnectionState().PeerCertificates[0].SerialNumber.String(), nil
+}
+
+// CheckReloadedCert: addr serves the certificate of serial first; after
+// change (which writes a certificate of serial second to the same files)
+// and reload (SIGHUP to the master), new connections get the second, within
+// Bound.
+func CheckReloadedCert(t *testing.T, addr, first, second string, change, reload func() error) {
+	t.Helper()
+	if got, err := ServedSerial(addr); err != nil || got != first {
+		t.Fatalf("before the reload: got serial %s, %v; want %s", got, err, first)
+	}
+	if err := change(); err != nil {
+		t.Fatal(err)
+	}
+	if err := reload(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(Bound)
+	for {
+		got, err := ServedSerial(addr)
+		if err == nil && got == second {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the reload: got serial %s, %v; want %s", got, err, second)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
