@@ -91,15 +91,28 @@ func TestEdgeTLS(t *testing.T) {
 
 // TestEdgeSlowClientHello: under the http filter with one child, a client
 // that sends 3 bytes of a ClientHello and waits is held by the master and
-// pins no child: a good TLS client is served meanwhile.
+// pins no child: a good TLS client is served meanwhile; the same behind a
+// PROXY header (the child reads it and gives the connection back with the
+// address).
 func TestEdgeSlowClientHello(t *testing.T) {
 	cert := testcert.Write(t, t.TempDir(), "server", 7)
-	p := startEdge(t, "dispatch", "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--accept-filter", "http",
-		"--start-children", "1", "--max-children", "1", "--min-spare", "0", "--max-spare", "1", "--hold-timeout", "5m")
-	edgeclient.CheckSlowClientHello(t, p.addr, cert.Pool, func() error {
-		_, err := p.WaitHeld(func(s statusDoc) bool { return s.Pool.Held.Held > 0 && s.Pool.Idle == 1 })
-		return err
-	})
+	for _, tc := range []struct {
+		name, header string
+		flags        []string
+	}{
+		{"plain", "", nil},
+		{"behind PROXY", edgeclient.V2("[2001:db8::7]:443"), []string{"--proxy-protocol-from", "127.0.0.1/32"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			flags := tc.flags
+			p := startEdge(t, "dispatch", append(flags, "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--accept-filter", "http",
+				"--start-children", "1", "--max-children", "1", "--min-spare", "0", "--max-spare", "1", "--hold-timeout", "5m")...)
+			edgeclient.CheckSlowClientHello(t, p.addr, tc.header, cert.Pool, func() error {
+				_, err := p.WaitHeld(func(s statusDoc) bool { return s.Pool.Held.Held > 0 && s.Pool.Idle == 1 })
+				return err
+			})
+		})
+	}
 }
 
 // checkPaths: the pool saw no garbage and, under the filter, held

@@ -135,17 +135,18 @@ func CheckCurl(t *testing.T, addr, caFile string) {
 	}
 }
 
-// CheckSlowClientHello: a client that sends 3 bytes of a ClientHello to
-// addr and waits pins no child: once held says the master holds it, a good
-// TLS client is served, and the slow one is still open.
-func CheckSlowClientHello(t *testing.T, addr string, roots *x509.CertPool, held func() error) {
+// CheckSlowClientHello: a client that sends header (a PROXY header, or
+// "") and 3 bytes of a ClientHello to addr and waits pins no child: once
+// held says the master holds it, a good TLS client (with the same header)
+// is served, and the slow one is still open.
+func CheckSlowClientHello(t *testing.T, addr, header string, roots *x509.CertPool, held func() error) {
 	t.Helper()
 	slow, err := Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	if _, err := slow.Raw.Write([]byte{22, 3, 1}); err != nil {
+	if _, err := slow.Raw.Write(append([]byte(header), 22, 3, 1)); err != nil {
 		t.Fatal(err)
 	}
 	if err := held(); err != nil {
@@ -156,6 +157,9 @@ func CheckSlowClientHello(t *testing.T, addr string, roots *x509.CertPool, held 
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if _, err := c.Talk(header); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.StartTLS(roots); err != nil {
 		t.Fatal(err)
 	}
