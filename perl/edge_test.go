@@ -135,8 +135,7 @@ func TestEdgeSlowClientHello(t *testing.T) {
 		{"behind PROXY", edgeclient.V2("[2001:db8::7]:443"), []string{"--proxy-protocol-from", "127.0.0.1/32"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			flags := tc.flags
-			p := startPool(t, "dispatch", "app.psgi", append(flags, "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--accept-filter", "http",
+			p := startPool(t, "dispatch", "app.psgi", append(tc.flags, "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--accept-filter", "http",
 				"--start-children", "1", "--max-children", "1", "--min-spare", "0", "--max-spare", "1", "--hold-timeout", "5m")...)
 			edgeclient.CheckSlowClientHello(t, p.addr, tc.header, cert.Pool, func() error {
 				_, err := p.WaitHeld(func(s statusDoc) bool { return s.Pool.Held.Held > 0 && s.Pool.Idle == 1 })
