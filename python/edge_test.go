@@ -65,14 +65,16 @@ func TestEdgeProxy(t *testing.T) {
 	}
 }
 
-// TestEdgeTLS: with --tls-cert and --tls-key the adapter serves HTTPS to
+// TestEdgeTLS: with --tls-cert and --tls-key (and under --preload) the adapter serves HTTPS to
 // curl --cacert and keeps a TLS connection alive; with --proxy-protocol-from
 // too, a PROXY header before the ClientHello gives the client's address on
 // every path.
 func TestEdgeTLS(t *testing.T) {
 	cert := testcert.Write(t, t.TempDir(), "server", 7)
 	tlsFlags := []string{"--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile}
-	for _, m := range edgeModes {
+	preload := edgeModes[len(edgeModes)-1] // the filter's paths, children forked from a zygote
+	preload.name, preload.flags = "filter http, preload", append([]string{"--preload"}, preload.flags...)
+	for _, m := range append(edgeModes[:len(edgeModes):len(edgeModes)], preload) {
 		t.Run(m.name, func(t *testing.T) {
 			p := startEdge(t, m.mode, append(tlsFlags, m.flags...)...)
 			t.Run("curl", func(t *testing.T) { edgeclient.CheckCurl(t, p.addr, cert.CertFile) })
