@@ -1,6 +1,7 @@
 package python_test
 
 import (
+	"crypto/x509"
 	"net"
 	"os"
 	"path/filepath"
@@ -220,5 +221,35 @@ func TestEdgeTLSReload(t *testing.T) {
 				func() error { testcert.Write(t, dir, "server", 2); return nil },
 				func() error { return p.Cmd.Process.Signal(syscall.SIGHUP) })
 		})
+	}
+}
+
+// TestEdgeTwoListeners: settings by listener name reach the right
+// listener (ACTD_PROXY_FROM and ACTD_TLS by index): HTTPS on web= (index
+// 0) and PROXY headers on lb= (index 1); then plain HTTP on web= and
+// PROXY then TLS on lb=.
+func TestEdgeTwoListeners(t *testing.T) {
+	cert := testcert.Write(t, t.TempDir(), "server", 7)
+	for _, layout := range []struct {
+		name  string
+		flags []string
+		web   func(t *testing.T, addr string)
+		lb    *x509.CertPool
+	}{
+		{"TLS on web, PROXY on lb", []string{"--tls-cert", "web=" + cert.CertFile, "--tls-key", "web=" + cert.KeyFile, "--proxy-protocol-from", "lb=127.0.0.1"},
+			func(t *testing.T, addr string) { edgeclient.CheckTLSKeepAlive(t, addr, cert.Pool) }, nil},
+		{"both on lb", []string{"--tls-cert", "lb=" + cert.CertFile, "--tls-key", "lb=" + cert.KeyFile, "--proxy-protocol-from", "lb=127.0.0.1"},
+			func(t *testing.T, addr string) { edgeclient.CheckUntrusted(t, addr) }, cert.Pool},
+	} {
+		for _, m := range edgeModes {
+			t.Run(layout.name+"/"+m.name, func(t *testing.T) {
+				web, lb := pooltest.FreeAddr(t), pooltest.FreeAddr(t)
+				args := append(append([]string{"--listen", "web=" + web, "--listen", "lb=" + lb, "--accept", m.mode}, layout.flags...), m.flags...)
+				startActd(t, web, append(args, "--", python(t), "-m", "actd.wsgi", "client:app")...)
+				t.Run("web", func(t *testing.T) { layout.web(t, web) })
+				t.Run("lb", func(t *testing.T) { edgeclient.CheckProxy(t, lb, layout.lb) })
+				t.Run("lb without a header", func(t *testing.T) { edgeclient.CheckRefused(t, lb) })
+			})
+		}
 	}
 }
