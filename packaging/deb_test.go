@@ -130,7 +130,7 @@ func TestDebControl(t *testing.T) {
 			{"Architecture", "all"},
 			{"Section", "perl"},
 			{"Source", "actd"},
-			{"Recommends", ""},
+			{"Recommends", "libio-socket-ssl-perl"}, // HTTPS: Actd::TLS
 			{"Depends", "perl, libplack-perl, actd (= " + version + ")"},
 			{"Suggests", ""},
 		},

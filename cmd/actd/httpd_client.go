@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"strconv"
 
@@ -31,22 +32,23 @@ func newReplies() *replies {
 
 // open readies the replies for connection fd.
 func (a *replies) open(fd int) {
+	if a.proxied {
+		a.openAddr(worker.RemoteAddr(fd))
+	}
+}
+
+// openAddr readies the replies for a connection whose client is addr (a
+// TLS one's RemoteAddr: the PROXY header's client, else the peer; nil if
+// unknown).
+func (a *replies) openAddr(addr net.Addr) {
 	if !a.proxied {
 		return
 	}
 	client := "unknown"
-	if addr := worker.RemoteAddr(fd); addr != nil {
+	if addr != nil {
 		client = addr.String()
 	}
 	a.make(" client=" + client)
-}
-
-// client readies the replies for a connection from client (HOST:PORT, as
-// a TLS connection's RemoteAddr gives it).
-func (a *replies) client(client string) {
-	if a.proxied {
-		a.make(" client=" + client)
-	}
 }
 
 // make builds both responses with extra after the body's prefix.

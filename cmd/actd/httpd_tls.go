@@ -44,7 +44,7 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 	return func(c net.Conn) {
 		conn.c = c
 		client := clientText(c.RemoteAddr())
-		ans.client(client)
+		ans.openAddr(c.RemoteAddr())
 		access.openAddr(client)
 		r.Reset(conn)
 		for {

@@ -84,4 +84,11 @@ is_deeply [ Actd::Proxy::split_address('[2001:db8::1]:443') ], [ '2001:db8::1', 
 is_deeply [ Actd::Proxy::split_address('192.0.2.1:80') ], [ '192.0.2.1', 80 ], 'split IPv4';
 is_deeply [ Actd::Proxy::split_address('nonsense') ], [], 'split nonsense';
 
+# peer_address: the socket's peer as HOST:PORT (a screening child's K
+# after LOCAL or UNKNOWN)
+is Actd::Proxy::peer_address(Socket::pack_sockaddr_in(8080, inet_pton(AF_INET, '127.0.0.1'))), '127.0.0.1:8080', 'peer IPv4';
+is Actd::Proxy::peer_address(Socket::pack_sockaddr_in6(443, inet_pton(AF_INET6, '::1'))), '[::1]:443', 'peer IPv6';
+is Actd::Proxy::peer_address(Socket::pack_sockaddr_un('/x')), undef, 'peer unix';
+is Actd::Proxy::peer_address(undef), undef, 'peer none';
+
 done_testing;

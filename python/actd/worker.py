@@ -128,8 +128,14 @@ class Worker:
     # Hooks for the connection in hand (actd.wsgi calls them).
 
     def request(self, text):
-        """Note a request on the connection in hand; text() describes it."""
-        self.reporter.request(text)
+        """Note a request on the connection in hand; text() describes it,
+        followed by " from HOST:PORT" when a PROXY header gave its client
+        (behind a balancer the client is worth showing, as in Go's)."""
+        if self.address is None:
+            self.reporter.request(text)
+            return
+        client = proxy.join(*self.address[:2]).decode()
+        self.reporter.request(lambda: f"{text()} from {client}")
 
     def request_done(self):
         """Note that the request in hand has been answered."""

@@ -149,6 +149,17 @@ sub join_address {
     return index($host, ':') >= 0 ? "[$host]:$port" : "$host:$port";
 }
 
+# peer_address: "HOST:PORT" (join_address) of a packed socket address
+# $peer (getpeername) of TCP over IPv4 or IPv6; undef for anything else.
+sub peer_address {
+    my ($peer) = @_;
+    return undef if !defined $peer || length $peer < 2;
+    my $family = Socket::sockaddr_family($peer);
+    my ($port, $ip) = $family == AF_INET ? Socket::unpack_sockaddr_in($peer)
+        : $family == AF_INET6 ? Socket::unpack_sockaddr_in6($peer) : return undef;
+    return join_address(inet_ntop($family, $ip), $port);
+}
+
 # split_address: (host, port) of "HOST:PORT" or "[HOST]:PORT"; an empty
 # list for anything else.
 sub split_address {

@@ -728,7 +728,8 @@ sub spell {
 # with its peer's address and the client's from a PROXY header (or
 # undef); (undef) for one accepted but not to serve here (a screening
 # child found it not ready, its PROXY header or its request, and gave it
-# to the master, K with the value NOT_READY and any address, or closed it:
+# to the master, K with the value NOT_READY and the address once a header
+# was read (the header's, or after LOCAL and UNKNOWN the peer's), or closed it:
 # its client gone, or a bad PROXY header); an empty list when none was
 # waiting.
 sub ready_one {
@@ -739,7 +740,12 @@ sub ready_one {
     my $state = $admitted < 0 ? Actd::Screen::GONE() : !$admitted ? Actd::Screen::NOT_READY()
         : !$self->{screen} ? Actd::Screen::READY() : Actd::Screen::look($filter, $conn);
     return ($conn, $peer, $address) if $state == Actd::Screen::READY();
-    $self->keep($conn, $index, NOT_READY, $address) if $state == Actd::Screen::NOT_READY();
+    if ($state == Actd::Screen::NOT_READY()) {
+        # A header read (LOCAL, UNKNOWN: no address of its own) goes back
+        # with the socket's peer, so that the master does not wait for one.
+        $address //= Actd::Proxy::peer_address($peer) if $admitted > 0 && $self->trusted($index, $peer);
+        $self->keep($conn, $index, NOT_READY, $address);
+    }
     close $conn;
     return (undef);
 }

@@ -286,6 +286,9 @@ sub read_request {
         $env->{PATH_INFO} = '/' if $env->{PATH_INFO} eq '';
     }
     $self->{request} = "$env->{REQUEST_METHOD} " . ($env->{REQUEST_URI} =~ s/\?.*//sr);
+    # behind a balancer the client (its PROXY header's) is worth showing, as in Go's
+    my $client = $self->{worker}->address;
+    $self->{request} .= " from $client" if defined $client;
     $self->{worker}->report($self->{request});
     $status = $self->read_body($c, $env);
     return $status if $status;
