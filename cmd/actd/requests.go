@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/protocol"
@@ -36,4 +39,32 @@ func writeRequestMetrics(mw metricsWriter, s prefork.Snapshot) {
 	}
 	mw.sample(name+"_sum", r.Seconds)
 	mw.sample(name+"_count", r.Total)
+}
+
+// requestsLine returns the status line of what the children answered:
+// how many, by code in the tally's order, and how fast ("6 answered:
+// 200 × 3, 404 × 2, 413 × 1; mean 1.2ms, 5 within 5ms"), or "" before
+// any child tallied.
+func requestsLine(s prefork.Snapshot) string {
+	r := s.Requests
+	if r == nil {
+		return ""
+	}
+	var codes []string
+	for i := range protocol.NumTallyCodes {
+		label := protocol.TallyLabel(i)
+		if n, ok := r.Codes[label]; ok {
+			codes = append(codes, fmt.Sprintf("%s × %d", label, n))
+		}
+	}
+	line := fmt.Sprintf("%d answered", r.Total)
+	if len(codes) > 0 {
+		line += ": " + strings.Join(codes, ", ")
+	}
+	if r.Total > 0 && len(r.Buckets) > 0 && len(r.Bounds) > 0 {
+		mean := time.Duration(r.Seconds / float64(r.Total) * float64(time.Second))
+		fast := time.Duration(r.Bounds[0] * float64(time.Second))
+		line += fmt.Sprintf("; mean %v, %d within %v", mean.Round(time.Microsecond), r.Buckets[0], fast)
+	}
+	return line
 }

@@ -10,7 +10,9 @@ import (
 // TestRequestMetrics: the built-in handler's children tally what they
 // answer (protocol Tally), and /metrics shows it: requests by status code
 // and a duration histogram whose count is all of them, which promtool
-// finds nothing to say about; the status document has the same counts.
+// finds nothing to say about; the status document and page (HTML, JSON)
+// have the same counts. Under the http filter the master answers the 413
+// itself, and counts it with the children's.
 func TestRequestMetrics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -22,7 +24,7 @@ func TestRequestMetrics(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, metrics := freeAddr(t), freeAddr(t)
 			a := startActd(t, nil, append([]string{"--listen", addr, "--metrics-listen", metrics,
-				"--max-request-body", "1K"}, tc.args...)...)
+				"--max-request-body", "1K", "--status-path", "/status"}, tc.args...)...)
 			for range 3 {
 				exchange(t, addr, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 			}
@@ -55,6 +57,12 @@ func TestRequestMetrics(t *testing.T) {
 			}
 			if r := a.status(t).Snapshot.Requests; r == nil || r.Total != 6 || r.Codes["200"] != 3 || r.Codes["404"] != 2 || r.Codes["413"] != 1 {
 				t.Errorf("status requests = %+v, want 6: 3 × 200, 2 × 404, 1 × 413", r)
+			}
+			if _, page, _ := scrape(metrics, "/status"); !strings.Contains(page, "requests: 6 answered: 200 × 3, 404 × 2, 413 × 1; mean ") {
+				t.Errorf("the status page lacks the requests line:\n%s", page)
+			}
+			if _, doc, _ := scrape(metrics, "/status?json"); !strings.Contains(doc, `"requests":{"total":6,"codes":{"200":3,"404":2,"413":1},"bounds":[0.005,`) {
+				t.Errorf("the status JSON lacks the requests:\n%s", doc)
 			}
 			promtool, err := exec.LookPath("promtool")
 			if err != nil {
