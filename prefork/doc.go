@@ -107,7 +107,8 @@
 //     Healthy).
 //   - Slots: slot.go, machine.go (the state machine and its tables),
 //     idleset.go, channel.go (messages from children), reports.go (the
-//     back-channels' nested set), reap.go (start, reap, free, retire,
+//     back-channels' nested set), tally.go (the children's request
+//     counts, T, summed for the pool), reap.go (start, reap, free, retire,
 //     kill), deadlines.go (due, and applying it), pings.go, leftovers.go
 //     (what a reaped child left in its cgroup).
 //   - Starting children: launcher.go (the launcher interface, exec),
