@@ -39,5 +39,5 @@ func (h *holder) answer413(c *heldConn) {
 	rawSendNow(fd, response413, false)
 	unix.Shutdown(fd, unix.SHUT_WR)
 	h.bodies.tooLarge++
-	h.tallies.answered(413, c.since)
+	h.tally.answered(413, c.since)
 }

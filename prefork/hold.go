@@ -73,25 +73,25 @@ func (q *refQueue) pop() {
 
 // holder is the table of held connections.
 type holder struct {
-	filter  acceptfilter.Filter
-	conns   []heldConn
-	free    []int
-	count   int         // held now: waiting, ready and parked
-	parked  int         // of them, parked
-	ready   int         // of them, ready for a child
-	fresh   refQueue    // accepted (or given back not ready), in order of age
-	idle    refQueue    // parked, in order of age
-	queue   refQueue    // ready ones, in the order they became ready
-	peek    []byte      // acceptfilter.HeadLimit bytes, for every look
-	big     []byte      // for chunked bodies: up to HeadLimit + bound bytes, made at the first (bodies.go)
-	bound   int64       // --hold-body: the most bytes of body held (http); 0: none
-	maxLen  int64       // --max-request-body: a Content-Length over it is answered 413 (bodylimit.go); 0: none
-	bodies  bodyCounts  // bodies held (bodies.go)
-	store   Store       // where held connections outlive the master (store.go)
-	stored  storeCounts // the store's counters
-	tls     *tlsFiles   // which listeners terminate TLS: their rule is acceptfilter.HelloReady (tlsfds.go)
-	proxy   proxyHeld   // PROXY headers read and refused (proxyhold.go)
-	tallies *tallies    // the pool's request counts, or nil: its own answers count there (tally.go)
+	filter acceptfilter.Filter
+	conns  []heldConn
+	free   []int
+	count  int         // held now: waiting, ready and parked
+	parked int         // of them, parked
+	ready  int         // of them, ready for a child
+	fresh  refQueue    // accepted (or given back not ready), in order of age
+	idle   refQueue    // parked, in order of age
+	queue  refQueue    // ready ones, in the order they became ready
+	peek   []byte      // acceptfilter.HeadLimit bytes, for every look
+	big    []byte      // for chunked bodies: up to HeadLimit + bound bytes, made at the first (bodies.go)
+	bound  int64       // --hold-body: the most bytes of body held (http); 0: none
+	maxLen int64       // --max-request-body: a Content-Length over it is answered 413 (bodylimit.go); 0: none
+	bodies bodyCounts  // bodies held (bodies.go)
+	store  Store       // where held connections outlive the master (store.go)
+	stored storeCounts // the store's counters
+	tls    *tlsFiles   // which listeners terminate TLS: their rule is acceptfilter.HelloReady (tlsfds.go)
+	proxy  proxyHeld   // PROXY headers read and refused (proxyhold.go)
+	tally  *tallies    // the pool's request counts, or nil: its own answers count there (tally.go)
 }
 
 // newHolder returns an empty holder for filter f, holding bodies of up to
