@@ -17,6 +17,7 @@ package StubWorker {
     sub report { }
     sub lasts { }
     sub offloads { 0 }
+    sub tally { }
 }
 
 # answer: what the handler makes of $request (sent by the client, which

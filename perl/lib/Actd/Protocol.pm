@@ -35,7 +35,7 @@ use constant {
     REQUEST => 'R',    # revision 2: the request in hand, as text
     KEEP    => 'K',    # revision 3: a connection given back, its fd attached
     WRITE   => 'W',    # revision 5: finish this response: the connection and the data attached, a trailer
-    TALLY   => 'T',    # revision 6, optional: request counts since the last T (binary trailer; not sent here yet)
+    TALLY   => 'T',    # revision 6, optional: request counts since the last T (binary trailer: Actd::Tally)
 };
 
 # Messages, master -> child.
