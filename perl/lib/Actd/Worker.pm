@@ -53,6 +53,11 @@ package Actd::Worker;
 # on the listeners named there (Actd::TLS); such a connection is never
 # given back (K) or handed over with its response (W), and a screening
 # child judges it by the TLS rule (a whole ClientHello, Actd::Screen).
+#
+# Request tallies (revision 6, Actd::Tally): the handler counts each
+# answer (tally); the counts go to the master in one T at most once a
+# second, when due or while the child waits for the master (await_master,
+# and the epoll timeouts), and at the end of run.
 
 use strict;
 use warnings;
