@@ -74,7 +74,7 @@ func (h *holder) lookBody(i int, peek []byte) look {
 	}
 	w := acceptfilter.Await(peek, queued, h.bound)
 	if h.overLimit(w) { // bodylimit.go
-		h.answer413(c.fd)
+		h.answer413(c)
 		return isGone
 	}
 	switch {

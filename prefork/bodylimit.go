@@ -26,10 +26,11 @@ func (h *holder) overLimit(w acceptfilter.Wait) bool {
 	return h.maxLen > 0 && !w.Chunked && w.Length > h.maxLen
 }
 
-// answer413 drops what fd's client sent, as far as a few reads go, writes
+// answer413 drops what c's client sent, as far as a few reads go, writes
 // 413 and stops writing, without waiting for either; the caller closes
-// fd. It counts the answer.
-func (h *holder) answer413(fd int) {
+// c. It counts the answer, also with the children's (tally.go).
+func (h *holder) answer413(c *heldConn) {
+	fd := c.fd
 	for range 4 {
 		if n, err := rawSendNow(fd, h.peek, true); err != nil || n < len(h.peek) {
 			break
@@ -38,4 +39,5 @@ func (h *holder) answer413(fd int) {
 	rawSendNow(fd, response413, false)
 	unix.Shutdown(fd, unix.SHUT_WR)
 	h.bodies.tooLarge++
+	h.tally.answered(413, c.since)
 }

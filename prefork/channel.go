@@ -114,6 +114,9 @@ func (p *Pool) onMessageFDs(s *slot, m protocol.Message, fds [2]int) error {
 		p.onPong(s, m.Value)
 	case evRequest:
 		s.request = m.Text
+	case evTally:
+		p.tallies.add(m.Tallies) // tally.go
+		return nil               // it moves nothing anyone watches
 	case evBusy:
 		p.onBusy(s, m)
 	case evServed:

@@ -44,35 +44,35 @@
 //
 //	empty:      spawn → starting
 //	starting:   H → greeted, O, close → exiting
-//	greeted:    I → idle, O, close → exiting
-//	idle:       O, A → ordered, close → exiting
-//	ordered:    I → idle, B → busy, O, close → exiting
-//	busy:       I → idle, B → busy, S → busy, O, R, close → exiting
+//	greeted:    I → idle, O, T, close → exiting
+//	idle:       O, T, A → ordered, close → exiting
+//	ordered:    I → idle, B → busy, O, T, close → exiting
+//	busy:       I → idle, B → busy, S → busy, O, R, T, close → exiting
 //	exiting:    reap → empty
 //
 // Filter:
 //
 //	empty:      spawn → starting
 //	starting:   H → greeted, O, close → exiting
-//	greeted:    I → idle, O, close → exiting
-//	idle:       B → busy, S, O, K, A → moving, C → ordered, close → exiting
-//	ordered:    I → idle, B → busy, S, O, K, close → exiting
-//	moving:     I → idle, B → movingBusy, S, O, K, close → exiting
-//	movingBusy: I → moving, O, R, K, close → exiting
-//	busy:       I → idle, O, R, K, close → exiting
+//	greeted:    I → idle, O, T, close → exiting
+//	idle:       B → busy, S, O, K, T, A → moving, C → ordered, close → exiting
+//	ordered:    I → idle, B → busy, S, O, K, T, close → exiting
+//	moving:     I → idle, B → movingBusy, S, O, K, T, close → exiting
+//	movingBusy: I → moving, O, R, K, T, close → exiting
+//	busy:       I → idle, O, R, K, T, close → exiting
 //	exiting:    reap → empty
 //
 // Exclusive:
 //
 //	empty:      spawn → starting
 //	starting:   H → greeted, O, close → exiting
-//	greeted:    I → standby, O, close → exiting
-//	standby:    O, A → ordered, close → exiting
-//	idle:       B → busy, S, O, A → moving, close → exiting
-//	ordered:    I → idle, O, close → exiting
-//	moving:     I → idle, B → movingBusy, S, O, close → exiting
-//	movingBusy: I → moving, O, R, close → exiting
-//	busy:       I → idle, O, R, close → exiting
+//	greeted:    I → standby, O, T, close → exiting
+//	standby:    O, T, A → ordered, close → exiting
+//	idle:       B → busy, S, O, T, A → moving, close → exiting
+//	ordered:    I → idle, O, T, close → exiting
+//	moving:     I → idle, B → movingBusy, S, O, T, close → exiting
+//	movingBusy: I → moving, O, R, T, close → exiting
+//	busy:       I → idle, O, R, T, close → exiting
 //	exiting:    reap → empty
 //
 // Shared:
@@ -107,7 +107,8 @@
 //     Healthy).
 //   - Slots: slot.go, machine.go (the state machine and its tables),
 //     idleset.go, channel.go (messages from children), reports.go (the
-//     back-channels' nested set), reap.go (start, reap, free, retire,
+//     back-channels' nested set), tally.go (the children's request
+//     counts, T, summed for the pool), reap.go (start, reap, free, retire,
 //     kill), deadlines.go (due, and applying it), pings.go, leftovers.go
 //     (what a reaped child left in its cgroup).
 //   - Starting children: launcher.go (the launcher interface, exec),

@@ -91,6 +91,7 @@ type holder struct {
 	stored storeCounts // the store's counters
 	tls    *tlsFiles   // which listeners terminate TLS: their rule is acceptfilter.HelloReady (tlsfds.go)
 	proxy  proxyHeld   // PROXY headers read and refused (proxyhold.go)
+	tally  *tallies    // the pool's request counts, or nil: its own answers count there (tally.go)
 }
 
 // newHolder returns an empty holder for filter f, holding bodies of up to

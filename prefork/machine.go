@@ -63,6 +63,7 @@ const (
 	evPong                 // O
 	evRequest              // R
 	evKeep                 // K: a connection given back (handoff mode)
+	evTally                // T: request counts (tally.go)
 	evOrder                // the master sent A
 	evHandoff              // the master sent C: a connection handed over (handoff mode)
 	evClose                // the back-channel closed, or the master stopped reading it
@@ -70,7 +71,7 @@ const (
 	numEvents
 )
 
-var eventNames = [numEvents]string{"spawn", "H", "I", "B", "S", "O", "R", "K", "A", "C", "close", "reap"}
+var eventNames = [numEvents]string{"spawn", "H", "I", "B", "S", "O", "R", "K", "T", "A", "C", "close", "reap"}
 
 func (e event) String() string { return eventNames[e] }
 
@@ -92,6 +93,8 @@ func messageEvent(t protocol.Type) (event, bool) {
 		return evRequest, true
 	case protocol.Keep, protocol.Write: // Write: given back with its response to finish (offload.go)
 		return evKeep, true
+	case protocol.Tally:
+		return evTally, true
 	}
 	return 0, false
 }
@@ -122,6 +125,7 @@ var protocolRules = []rule{
 	{[]state{starting}, evHello, greeted},
 	{talking, evPong, stay},
 	{[]state{busy, movingBusy}, evRequest, stay},
+	{talking[1:], evTally, stay}, // any state after hello
 	{talking, evClose, exiting},
 	{[]state{exiting}, evReap, empty},
 }
@@ -212,7 +216,7 @@ func (p *Pool) step(s *slot, ev event) bool {
 		}
 		s.state, s.since = to, p.now
 	}
-	if ev != evPong && ev != evRequest {
+	if ev != evPong && ev != evRequest && ev != evTally {
 		p.keepTicking()
 	}
 	return true

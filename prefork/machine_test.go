@@ -57,7 +57,7 @@ func TestMessageTransitions(t *testing.T) {
 				continue // no back-channel to hear from
 			}
 			for _, typ := range []protocol.Type{protocol.Hello, protocol.Idle, protocol.Busy,
-				protocol.Served, protocol.Pong, protocol.Request, protocol.Keep} {
+				protocol.Served, protocol.Pong, protocol.Request, protocol.Keep, protocol.Tally} {
 				ev, _ := messageEvent(typ)
 				t.Run(m.name+"/"+from.String()+"/"+typ.String(), func(t *testing.T) {
 					p, _, _ := dispatchPool(t, 1)

@@ -45,6 +45,8 @@ func TestMain(m *testing.M) {
 //	crash    exits 3 at once, before hello
 //	garbage  like echo, but the first child to claim ACTD_TEST_MARK sends garbage after hello
 //	hang     like echo, but the first child to claim ACTD_TEST_MARK stops reading its back-channel
+//	tallygarbage  like garbage, with a Tally one byte short (tally_test.go)
+//	tallier  like echo, but the first child to claim ACTD_TEST_MARK sends two Tallies after hello and exits (tally_test.go)
 //	fdhog    echo, but every accept fails with EMFILE
 //	stubborn slow echo that ignores SIGQUIT
 //	allgarbage  every child sends garbage after hello
@@ -102,7 +104,7 @@ func runTestWorker(name string) int {
 	case "echo5":
 		os.Setenv(protocol.EnvProtocol, "5") // the library then says hello without CapTLS, as it did at revision 5
 		err = worker.Serve(context.Background(), echo(delay))
-	case "garbage", "hang":
+	case "garbage", "hang", "tallygarbage", "tallier":
 		if claimMark() {
 			return misbehave(name)
 		}
@@ -155,8 +157,15 @@ func misbehave(how string) int {
 	var buf [protocol.MessageSize]byte
 	send(protocol.Message{Type: protocol.Hello, Value: uint32(os.Getpid())}.Encode(buf[:]))
 	send(protocol.Message{Type: protocol.Idle}.Encode(buf[:]))
-	if how == "garbage" {
+	switch how {
+	case "garbage":
 		send([]byte("HELLO MASTER, I AM GARBAGE"))
+	case "tallygarbage":
+		var big [protocol.MaxPacket]byte
+		send(protocol.Message{Type: protocol.Tally}.Encode(big[:])[:protocol.MessageSize+protocol.TallySize-1])
+	case "tallier":
+		sendTallies(send) // tally_test.go
+		return 0
 	}
 	time.Sleep(time.Hour) // hang: never read orders or pings
 	return 0

@@ -44,6 +44,7 @@ type Pool struct {
 	hushed          bool                         // quiet until a distant tick, nothing moved since (quiet.go)
 	readBuf         [protocol.MaxPacket + 1]byte // readChannel's
 	stats           Stats
+	tallies         tallies // the children's request counts (tally.go)
 	backoff         backoff
 	reports         reports    // the back-channels' nested epoll set
 	ready           *readiness // the current generation's start children

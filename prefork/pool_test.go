@@ -269,7 +269,7 @@ func TestKilledChildReplaced(t *testing.T) {
 // TestMisbehavingChildKilled: a child that sends garbage, or stops answering
 // its back-channel, is killed and replaced while the others keep serving.
 func TestMisbehavingChildKilled(t *testing.T) {
-	for _, tc := range []struct{ worker, counter string }{{"garbage", "garbage"}, {"hang", "hung"}} {
+	for _, tc := range []struct{ worker, counter string }{{"garbage", "garbage"}, {"tallygarbage", "garbage"}, {"hang", "hung"}} {
 		for _, mode := range protocolModes {
 			t.Run(tc.worker+"/"+mode.String(), func(t *testing.T) {
 				cfg := fastConfig(mode)

@@ -109,6 +109,9 @@ func (p *Pool) countChatter(s *slot, t protocol.Type) {
 	if len(r.chatter) < len(p.slots) {
 		r.chatter = slices.Grow(r.chatter, len(p.slots)-len(r.chatter))[:len(p.slots)]
 	}
+	if t == protocol.Tally {
+		return // at most one a second, between anything: it neither ends a run nor adds to it
+	}
 	if t != protocol.Request {
 		r.chatter[s.num] = 0
 		p.mute(s, false)

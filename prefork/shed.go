@@ -53,6 +53,7 @@ func (x *handoffMode) end(i int) {
 	}
 	if x.hold.filter == acceptfilter.HTTP && c.got > 0 && !x.p.tls.onListener(c.listener) {
 		x.answer408(c.fd)
+		x.p.tallies.answered(408, c.since) // tally.go
 	}
 	x.close(i)
 }

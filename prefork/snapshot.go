@@ -133,6 +133,7 @@ type Snapshot struct {
 	Held       *HeldInfo      `json:"held,omitempty"`      // under an accept filter in dispatch mode
 	Zygote     *zygoteInfo    `json:"zygote,omitempty"`    // under --preload (zygote.go)
 	Abandoned  *Abandoned     `json:"abandoned,omitempty"` // the last reload's generation given up (abandon.go)
+	Requests   *requestsInfo  `json:"requests,omitempty"`  // what children answered, as they tallied it (T, tally.go); nil before any
 
 	pingFailing bool
 }
@@ -181,6 +182,7 @@ func (p *Pool) snapshot() Snapshot {
 	s.Held = p.mode.heldInfo(now)
 	s.Zygote = p.launcher.info()
 	s.Abandoned = p.abandoned
+	s.Requests = p.tallies.info()
 	return s
 }
 

@@ -73,6 +73,8 @@ func wireTable(t *testing.T) []wireEntry {
 		wireEntry{name: "TRAILER_SIZE", value: strconv.Itoa(TrailerSize), since: capSince["offload"], optional: true},
 		// A worker may trust the master's addresses to fit without naming the bound.
 		wireEntry{name: "MAX_ADDR", value: strconv.Itoa(MaxAddr), since: capSince["proxy"], optional: true},
+		// A worker that sends no tallies has no use for the trailer's size.
+		wireEntry{name: "TALLY_SIZE", value: strconv.Itoa(TallySize), since: Since(Tally), optional: true},
 	)
 }
 

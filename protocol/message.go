@@ -37,6 +37,7 @@ const (
 	Request Type = 'R' // child → master, revision 2: the request in hand, as Text
 	Keep    Type = 'K' // child → master, revision 3: gives back an idle connection from Listener, its fd attached
 	Write   Type = 'W' // child → master, revision 5: finish this response: the connection and the data attached, Offset and Length after the header
+	Tally   Type = 'T' // child → master, revision 6: request counts since the last Tally, the Tallies after the header (tally.go)
 	Accept  Type = 'A' // master → child: accept one connection on Listener
 	Ping    Type = 'P' // master → child: answer with Pong and the same Value
 	Drain   Type = 'D' // master → child: finish the current connection, then exit
@@ -63,6 +64,7 @@ var types = []struct {
 	{Request, "request", true, true, false, 2},
 	{Keep, "keep", true, false, true, 3},
 	{Write, "write", true, false, true, 5},
+	{Tally, "tally", true, false, false, 6},
 	{Accept, "accept", false, false, false, 1},
 	{Ping, "ping", false, false, false, 1},
 	{Drain, "drain", false, false, false, 1},
@@ -169,12 +171,13 @@ const KeepAcceptingBatch = 32
 // Message is one decoded back-channel message.
 type Message struct {
 	Type     Type
-	Listener uint16 // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello; the slot for Fork
-	Value    uint32 // PID for Hello, sequence number for Ping and Pong, a count for Served
-	Text     string // Request only: at most MaxText bytes of UTF-8
-	Offset   uint64 // Write and Unsent only: where the data to send starts in the attached file
-	Length   uint64 // Write and Unsent only: how many bytes of it to send
-	Addr     string // Conn, Keep, Write, Unsent (revision 6): the client's address from a PROXY header, HOST:PORT; "" for the socket's peer
+	Listener uint16   // listener index (fd 3+Listener) for Accept, Busy, Served, Conn, Keep; Caps for Hello; the slot for Fork
+	Value    uint32   // PID for Hello, sequence number for Ping and Pong, a count for Served
+	Text     string   // Request only: at most MaxText bytes of UTF-8
+	Offset   uint64   // Write and Unsent only: where the data to send starts in the attached file
+	Length   uint64   // Write and Unsent only: how many bytes of it to send
+	Addr     string   // Conn, Keep, Write, Unsent (revision 6): the client's address from a PROXY header, HOST:PORT; "" for the socket's peer
+	Tallies  *Tallies // Tally only: the counts (nil encodes as zeros)
 }
 
 // ErrGarbage is wrapped by every Decode error: the peer sent something that is
@@ -190,6 +193,9 @@ func (m Message) Size() int {
 	if m.Type.HasAddr() {
 		n += len(m.Addr)
 	}
+	if m.Type == Tally {
+		n += TallySize
+	}
 	return n
 }
 
@@ -203,6 +209,10 @@ func (m Message) Encode(b []byte) []byte {
 	binary.BigEndian.PutUint16(b[2:4], m.Listener)
 	binary.BigEndian.PutUint32(b[4:8], m.Value)
 	rest := b[MessageSize:]
+	if m.Type == Tally {
+		encodeTally(rest, m.Tallies)
+		return b
+	}
 	if m.Type.HasTrailer() {
 		binary.BigEndian.PutUint64(rest, m.Offset)
 		binary.BigEndian.PutUint64(rest[8:], m.Length)
@@ -221,7 +231,8 @@ func (m Message) Encode(b []byte) []byte {
 // unknown type, or has text where its type has none (or more than MaxText,
 // or text that is not UTF-8), or is a Write or Unsent without its whole
 // trailer, or has an address (after the header of a Conn or Keep, after
-// the trailer of a Write or Unsent) that decodeAddr refuses.
+// the trailer of a Write or Unsent) that decodeAddr refuses, or is a Tally
+// whose trailer is not TallySize bytes.
 func Decode(b []byte) (Message, error) {
 	if len(b) < MessageSize {
 		return Message{}, fmt.Errorf("%w: %d bytes, want %d", ErrGarbage, len(b), MessageSize)
@@ -238,6 +249,13 @@ func Decode(b []byte) (Message, error) {
 	switch {
 	case !m.Type.FromChild() && !m.Type.FromMaster():
 		return Message{}, fmt.Errorf("%w: unknown type %v", ErrGarbage, m.Type)
+	case m.Type == Tally:
+		t, err := decodeTally(text)
+		if err != nil {
+			return Message{}, err
+		}
+		m.Tallies = t
+		return m, nil
 	case m.Type.HasTrailer() && len(text) < TrailerSize:
 		return Message{}, fmt.Errorf("%w: %v of %d bytes, want %d", ErrGarbage, m.Type, len(b), MessageSize+TrailerSize)
 	case m.Type.HasTrailer():

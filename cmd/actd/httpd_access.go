@@ -14,7 +14,8 @@ import (
 // handlerLog is the built-in handler's access log (--access-log): one
 // line per request whose request line came, with the status and body
 // bytes of the answer, an error answer included. Off, it costs a nil
-// check per request.
+// check per request. Each such request is also counted for the master's
+// metrics (worker.Tally), log or not.
 type handlerLog struct {
 	log    *accesslog.Logger // nil: off
 	e      accesslog.Entry   // the request in hand; its Header reads what requestRules kept
@@ -45,12 +46,13 @@ func (h *handlerLog) openAddr(client string) {
 	}
 }
 
-// seen notes a request line (without its line end).
+// seen notes a request line (without its line end): when it came, for
+// the tally (worker.Tally), and, with the log on, what it asks.
 func (h *handlerLog) seen(line []byte) {
+	h.e.Start, h.inHand = time.Now(), true
 	if h.log == nil {
 		return
 	}
-	h.e.Start, h.inHand = time.Now(), true
 	method, rest, _ := bytes.Cut(line, []byte(" "))
 	target, proto, _ := bytes.Cut(rest, []byte(" "))
 	path, query, _ := bytes.Cut(target, []byte("?"))
@@ -68,18 +70,23 @@ func keep(s *string, b []byte) {
 	}
 }
 
-// done logs the request seen last, answered with status and bytes of
-// body, and forgets it; without a request line seen, it logs nothing.
+// done counts the request seen last for the master (worker.Tally) and
+// logs it, answered with status and bytes of body, and forgets it;
+// without a request line seen, it counts and logs nothing.
 func (h *handlerLog) done(status int, bytes int64) {
-	if h.log == nil || !h.inHand {
+	if !h.inHand {
 		return
 	}
+	h.inHand = false
 	h.e.Duration = time.Since(h.e.Start)
+	worker.Tally(status, h.e.Duration)
+	if h.log == nil {
+		return
+	}
 	h.e.Status, h.e.Bytes = status, bytes
 	if err := h.log.Log(&h.e); err != nil {
 		fmt.Fprintf(os.Stderr, "actd child %d: %v\n", os.Getpid(), err)
 	}
-	h.inHand = false
 }
 
 // peerAddr returns the client as HOST:PORT: the address its PROXY header

@@ -141,6 +141,7 @@ func writeMetrics(w io.Writer, doc statusDoc, started time.Time) {
 	mw.counter("oom_killed", "Children killed by the kernel's OOM killer.", s.Stats.OOMKilled)
 	mw.counter("orphans_killed", "Processes a child left in its cgroup, killed as it was reaped.", s.Stats.Orphans)
 	writeChildMetrics(mw, s.Slots)
+	writeRequestMetrics(mw, s) // metrics_requests.go
 	if s.Held != nil {
 		writeHeldMetrics(mw, s)
 	}

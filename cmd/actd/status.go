@@ -161,6 +161,9 @@ func printStatus(w io.Writer, d statusDoc, systemd string) {
 	fmt.Fprintf(w, "totals: %d served, %d spawned, %d respawned, %d hung, %d recycled, %d overloads, %d garbage, %d reloads\n",
 		st.Served, st.Spawned, st.Respawned, st.Hung, st.Recycled, st.Overloads, st.Garbage, st.Reloads)
 	fmt.Fprintf(w, "memory: %d recycled over --max-child-memory, %d OOM-killed\n", st.MemRecycled, st.OOMKilled)
+	if line := requestsLine(s); line != "" { // requests.go
+		fmt.Fprintln(w, "requests:", line)
+	}
 	fmt.Fprintln(w, "states: S starting, I idle, A ordered to accept, B busy, R running, D draining, K killed, E exiting")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "SLOT\tSTATE\tPID\tGEN\tSERVED\tFOR\tRSS\tCPU\tREQUEST")

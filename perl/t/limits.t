@@ -18,6 +18,7 @@ package StubWorker {
     sub lasts { }
     sub offloads { 0 }
     sub address { undef }
+    sub tally { }
 }
 
 # answer: what the handler makes of $request (sent by the client, which

@@ -87,17 +87,20 @@ func (e *edge) refuse(r *http.Request) int {
 	return 0
 }
 
-// logged writes r's access-log line.
+// logged counts r for the master (Tally, tally.go) and writes its
+// access-log line.
 func (e *edge) logged(m *meter, r *http.Request) {
-	if e.log == nil {
-		return
-	}
 	status := m.status
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
+	took := time.Since(m.start)
+	Tally(status, took)
+	if e.log == nil {
+		return
+	}
 	err := e.log.Log(&accesslog.Entry{
-		Start: m.start, Duration: time.Since(m.start), Remote: r.RemoteAddr,
+		Start: m.start, Duration: took, Remote: r.RemoteAddr,
 		Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Proto: r.Proto,
 		Status: status, Bytes: m.bytes, Header: r.Header.Get,
 	})

@@ -35,11 +35,18 @@ func exchange(t *testing.T, addr, req string) string {
 // the limit and for a chunked body that passes it, the connection closed;
 // 431 for 101 header fields; a handler's panic one error entry (stderr
 // here, with no journal socket: "<3>" on each line) naming the request
-// without its query string, and a 500.
+// without its query string, and a 500. The master's /metrics counts each
+// answer by status (worker.Tally).
 func TestRequestsEdgeUnderActd(t *testing.T) {
 	actd := buildActd(t)
 	file := filepath.Join(t.TempDir(), "access.log")
-	p := startActd(t, actd, "dispatch", "--access-log", file, "--max-request-body", "1K")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := ln.Addr().String()
+	ln.Close()
+	p := startActd(t, actd, "dispatch", "--access-log", file, "--max-request-body", "1K", "--metrics-listen", metrics)
 
 	got := exchange(t, p.addr, "GET /hello?token=secret HTTP/1.1\r\nHost: a\r\nUser-Agent: t/1\r\nConnection: close\r\n\r\n")
 	if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
@@ -92,5 +99,18 @@ func TestRequestsEdgeUnderActd(t *testing.T) {
 	}
 	if !strings.Contains(log, "<3>panic serving GET /panic: boom\n<3>goroutine ") || strings.Contains(log, "http: panic serving") {
 		t.Errorf("the panic: got log\n%s\nwant one <3> entry naming GET /panic and no net/http panic log", log)
+	}
+
+	var counts string
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(pollEvery) {
+		counts = exchange(t, metrics, "GET /metrics HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+		if strings.Contains(counts, "actd_http_request_duration_seconds_count 5\n") {
+			break
+		}
+	}
+	for _, want := range []string{`{code="200"} 1`, `{code="413"} 2`, `{code="431"} 1`, `{code="500"} 1`, "_count 5\n"} {
+		if !strings.Contains(counts, want) {
+			t.Errorf("metrics lack %q:\n%s", want, counts)
+		}
 	}
 }

@@ -55,6 +55,7 @@ func newLateBusy(ch channel) *lateBusy {
 	b.timer.Stop()
 	b.request.allowed = requestsAllowed()
 	current.Store(b)
+	startTally(ch) // tally.go
 	return b
 }
 

@@ -47,6 +47,8 @@
 // Yield between requests for the same.
 //
 // Report, and the net/http middleware Requests, tell the master what the
-// connection in hand is serving, for `actd status`. docs/protocol.md is the
+// connection in hand is serving, for `actd status`; Tally, which Requests
+// calls for each request, counts what it answered for the master's metrics
+// (sent at most once a second). docs/protocol.md is the
 // reference for the protocol, docs/go.md for running Go servers.
 package worker

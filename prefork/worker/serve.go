@@ -116,6 +116,7 @@ func serveChannel(ctx context.Context, env Env, h connServer, mode func(Env, cha
 	if err := ch.send(protocol.Idle, 0, 0); err != nil {
 		return err
 	}
+	defer flushTally() // tally.go: what was counted and not sent yet
 	return mode(env, ch, h)
 }
 

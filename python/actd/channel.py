@@ -44,6 +44,7 @@ FD_SPACE = socket.CMSG_SPACE(2 * array.array("i").itemsize)  # room for two fds 
 HELLO, IDLE, BUSY, PONG, SERVED, REQUEST = b"H", b"I", b"B", b"O", b"S", b"R"
 KEEP = b"K"
 WRITE = b"W"  # revision 5: finish this response (two fds, trailer)
+TALLY = b"T"  # revision 6, optional: request counts since the last T (binary trailer: actd.tally)
 # master -> child
 ACCEPT, PING, DRAIN = b"A", b"P", b"D"
 KEEP_ACCEPTING = 1  # an A's value: accept more on that listener after this one

@@ -368,10 +368,11 @@ def arguments(argv):
 def main(argv=None):
     """Entry point of python3 -m actd.wsgi."""
     from .worker import Worker
+    from .tally import wrap as tallied  # each request counted for the master's metrics (actd.tally)
     fds.close_on_exec()  # before the application loads: what it runs gets no listener
     args = arguments(sys.argv[1:] if argv is None else argv)
     try:
-        access_log = accesslog.from_environ(os.environ)
+        access_log = tallied(accesslog.from_environ(os.environ))
     except ValueError as err:
         raise SystemExit(f"actd.wsgi: ACTD_ACCESS_LOG_FORMAT: {err}") from None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is the master's: it drains us

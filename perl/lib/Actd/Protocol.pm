@@ -35,6 +35,7 @@ use constant {
     REQUEST => 'R',    # revision 2: the request in hand, as text
     KEEP    => 'K',    # revision 3: a connection given back, its fd attached
     WRITE   => 'W',    # revision 5: finish this response: the connection and the data attached, a trailer
+    TALLY   => 'T',    # revision 6, optional: request counts since the last T (binary trailer: Actd::Tally)
 };
 
 # Messages, master -> child.
@@ -70,7 +71,7 @@ use constant {
 
 our @EXPORT_OK = qw(
     REVISION WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD TRAILER TRAILER_SIZE
-    HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE
+    HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE TALLY
     ACCEPT PING DRAIN CONNECTION FORK UNSENT
     HANDOFF CAP_FORK SCREEN OFFLOAD PROXY TLS CAP_PROXY CAP_TLS MAX_ADDRESS
     KEEP_ACCEPTING NOT_READY KEEP_ALIVE

@@ -53,6 +53,11 @@ package Actd::Worker;
 # on the listeners named there (Actd::TLS); such a connection is never
 # given back (K) or handed over with its response (W), and a screening
 # child judges it by the TLS rule (a whole ClientHello, Actd::Screen).
+#
+# Request tallies (revision 6, Actd::Tally): the handler counts each
+# answer (tally); the counts go to the master in one T at most once a
+# second, when due or while the child waits for the master (await_master,
+# and the epoll timeouts), and at the end of run.
 
 use strict;
 use warnings;
@@ -65,6 +70,7 @@ use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING H
     HELLO IDLE BUSY PONG SERVED REQUEST KEEP WRITE ACCEPT PING DRAIN CONNECTION UNSENT);
 use Actd::Journal;
 use Actd::Screen ();
+use Actd::Tally;
 use Actd::TLS ();
 
 our $VERSION = '0.1.0';
@@ -119,7 +125,38 @@ sub new {
         proxy_from  => proxy_from(),    # listener index => trusted networks, or undef
         tls         => Actd::TLS::listeners(),    # listener index => the fd of its certificate and key
     }, $class;
+    $self->{tally} = Actd::Tally->new($self->{channel}, $self->{protocol});    # undef before revision 6
     return $self;
+}
+
+# tally: count an answer, $status after $micros, for the master's metrics
+# (Actd::Tally: sent at most once a second, when due or at the end).
+sub tally {
+    my ($self, $status, $micros) = @_;
+    $self->{tally}->add($status, $micros) if $self->{tally};
+}
+
+# tally_ms: how long a wait for the master may last before the counts
+# are due (epoll_wait's timeout): -1 with none.
+sub tally_ms { $_[0]{tally} ? $_[0]{tally}->due_ms : -1 }
+
+# tally_due: send the counts if they are due.
+sub tally_due { $_[0]{tally}->send_due if $_[0]{tally} }
+
+# await_master: wait for the master's next message, sending the counts as
+# they fall due meanwhile (a child idle after requests sends them within
+# a second); returns at once with none counted.
+sub await_master {
+    my ($self) = @_;
+    while ((my $ms = $self->tally_ms) >= 0) {
+        if ($ms == 0) {
+            $self->tally_due;
+            next;
+        }
+        vec(my $bits = '', fileno $self->{channel}, 1) = 1;
+        my $n = select(my $out = $bits, undef, undef, $ms / 1000);
+        return if $n > 0;
+    }
 }
 
 # inherit: a handle on an fd actd passed us, made close-on-exec; dies if
@@ -334,8 +371,9 @@ sub run {
     $self->send_message(HELLO, ($self->{handoff} ? HANDOFF : 0) | ($self->{screen} ? SCREEN : 0)
         | ($self->{offload_max} ? OFFLOAD : 0) | ($self->proxy ? PROXY : 0) | ($self->announces_tls ? TLS : 0), $$);
     $self->send_message(IDLE);
-    return $self->screen if $self->{screen};
-    return $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
+    my $end = $self->{screen} ? $self->screen : $self->{mode} eq 'exclusive' ? $self->exclusive : $self->dispatch;
+    $self->{tally}->flush if $self->{tally};    # what was counted and not sent
+    return $end;
 }
 
 # answer: handle a message every mode takes the same way. Returns true
@@ -355,6 +393,7 @@ sub answer {
 sub dispatch {
     my ($self) = @_;
     while (!$self->{stop}) {
+        $self->await_master;
         my ($type, $listener, $value, $conn, $unsent) = $self->receive or return;
         if ($type eq UNSENT && $self->{offload_max}) {
             $self->{sent} = 0;
@@ -597,7 +636,8 @@ sub exclusive {
     my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
     my $channel = fileno $self->{channel};
     while (!$self->{stop}) {
-        my @ready = $epoll->wait(-1);
+        my @ready = $epoll->wait($self->tally_ms);
+        $self->tally_due;
         if (grep { $_ == $channel } @ready) {    # orders first: a drain wins over a connection
             $self->exclusive_order($epoll) or return;
         }
@@ -652,7 +692,8 @@ sub screen {
     $epoll->add($channel, 0);
     my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
     while (!$self->{stop}) {
-        my @ready = $epoll->wait(-1);
+        my @ready = $epoll->wait($self->tally_ms);
+        $self->tally_due;
         if (grep { $_ == $channel } @ready) {    # orders first: a drain wins over a connection
             $self->screen_order($epoll) or return;
         }

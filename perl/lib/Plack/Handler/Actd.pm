@@ -503,11 +503,13 @@ sub respond {
 
 # access: log the request of $env, answered on $c, to the access log if
 # there is one (Actd::AccessLog): what was sent of the body, how long it
-# took from the start of its head, the client's address.
+# took from the start of its head, the client's address; and count it
+# for the master's metrics (Actd::Worker::tally), log or not.
 sub access {
     my ($self, $c, $env) = @_;
-    my $log = $self->{access_log} // return;
     my $now = Time::HiRes::time();
+    $self->{worker}->tally($c->{status}, int(($now - ($c->{started} // $now)) * 1e6)) if defined $c->{status};
+    my $log = $self->{access_log} // return;
     $log->log({ remote_addr => $env->{REMOTE_ADDR}, method => $env->{REQUEST_METHOD} // '-',
         path => ($env->{REQUEST_URI} // '-') =~ s/\?.*//sr, query => $env->{QUERY_STRING} // '',
         protocol => $env->{SERVER_PROTOCOL} // '-', status => $c->{status} // '-', bytes => $c->{bytes} // 0,

@@ -1,0 +1,59 @@
+"""Request tallies: actd.tally."""
+
+import socket
+import unittest
+from collections import namedtuple
+
+from actd import channel as ch
+from actd import tally
+
+Entry = namedtuple("Entry", "status micros")
+
+
+class TestIndexes(unittest.TestCase):
+    def test_code_index(self):
+        for status, want in [("200", 0), (200, 0), ("404", 9), ("504", 18), ("101", 19), ("206", 20),
+                             ("307", 21), ("418", 22), ("599", 23), ("600", 24), ("99", 24), ("x", 24)]:
+            self.assertEqual(tally.code_index(status), want, status)
+
+    def test_bucket_index(self):
+        for micros, want in [(0, 0), (5000, 0), (5001, 1), (1000000, 7), (10000000, 10), (10000001, 11)]:
+            self.assertEqual(tally.bucket_index(micros), want, micros)
+
+    def test_size(self):
+        self.assertEqual(tally.TALLY_SIZE, 156)  # protocol.TallySize
+
+
+class TestRecorder(unittest.TestCase):
+    def setUp(self):
+        self.master, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.addCleanup(self.master.close)
+        self.addCleanup(child.close)
+        self.logged = []
+        inner = type("Log", (), {"log": lambda _, e: self.logged.append(e)})()
+        self.recorder = tally.Recorder(inner, child.fileno())
+        self.addCleanup(self.recorder.flush)
+
+    def test_counts_sent_once(self):
+        for entry in [Entry("200", 3000), Entry("200", 30000), Entry("503", 2000000), Entry("-", 0)]:
+            self.recorder.log(entry)
+        self.assertEqual(len(self.logged), 4)  # every entry goes on to the access log
+        self.master.settimeout(5)
+        packet = self.master.recv(512)  # the first T goes at once
+        fields = tally.PACKET.unpack(packet)
+        self.assertEqual(fields[:4], (ch.TALLY, ch.WIRE, 0, 0))
+        codes = fields[4:4 + tally.NUM_CODES]
+        buckets = fields[4 + tally.NUM_CODES:-1]
+        self.assertEqual((codes[0], codes[17], sum(codes)), (2, 1, 3))  # "-" sent nothing: not counted
+        self.assertEqual((buckets[0], buckets[3], buckets[8], sum(buckets)), (1, 1, 1, 3))
+        self.assertEqual(fields[-1], 2033000)
+        self.recorder.log(Entry("404", 1))
+        self.master.setblocking(False)
+        with self.assertRaises(BlockingIOError):  # not within the second after a T
+            self.master.recv(512)
+        self.recorder.flush()
+        self.assertEqual(tally.PACKET.unpack(self.master.recv(512))[4 + 9], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
