@@ -20,7 +20,7 @@ from collections import namedtuple
 from . import journal
 
 DEFAULT_FORMAT = '%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %D'
-IDENTIFIER = "actd"  # SYSLOG_IDENTIFIER: what the journal names the master's stream, and so the adapter's stderr
+IDENTIFIER = journal.IDENTIFIER
 # %{Name}X, %>X or %X; an empty match after "%" is a "%" that starts none
 DIRECTIVE = re.compile(r"%(?:\{([^}]*)\}([a-zA-Z])|>?([a-zA-Z%])|)")
 UNSAFE = re.compile(r'[^\x20-\x7e]|["\\]')

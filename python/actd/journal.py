@@ -12,7 +12,8 @@ the master's stderr. Elsewhere (a terminal, a file, a pipe) lines stay as
 they are.
 
 Native sends whole entries, with fields of their own, over journald's
-native protocol (systemd's "Native Journal Protocol"): one datagram per
+native protocol (the access log, and error: an application's exception as
+one entry holding the whole traceback) (systemd's "Native Journal Protocol"): one datagram per
 entry to SOCKET, each field KEY=value and a newline, or, for a value with
 a newline, KEY, a newline, its length as a little-endian u64, the value
 and a newline.
@@ -21,8 +22,10 @@ and a newline.
 import os
 import socket
 import struct
+import sys
 
 ERR = 3  # syslog priority of an error
+IDENTIFIER = "actd"  # SYSLOG_IDENTIFIER: what the journal names the master's stream, and so the adapter's stderr
 
 
 def prefix(stream, priority, environ=os.environ):
@@ -84,3 +87,32 @@ class Native:
         except OSError:
             return False
         return True
+
+
+def error(text, fields=(), stream=None, environ=os.environ):
+    """Log text (an error and its traceback) at priority err. When stream
+    (default sys.stderr) is the journal, text is one native entry with
+    fields, (NAME, value str) pairs, besides MESSAGE, PRIORITY and
+    SYSLOG_IDENTIFIER; when the journal's socket does not take it (gone, or
+    the entry too large), or stream is not the journal, text goes to
+    stream in one write, each line prefixed "<3>" if stream is the journal,
+    as is otherwise."""
+    stream = stream or sys.stderr
+    tag = prefix(stream, ERR, environ)
+    if tag and _send((("MESSAGE", text.rstrip("\n")), ("PRIORITY", str(ERR)),
+                      ("SYSLOG_IDENTIFIER", IDENTIFIER), *fields)):
+        return
+    stream.write(lines(text, tag))
+    stream.flush()
+
+
+def _send(fields):
+    """Send one entry on a socket of its own (errors are rare: none is
+    kept, so none is shared across a fork); False if it was not taken."""
+    native = Native.connect(SOCKET)
+    if native is None:
+        return False
+    try:
+        return native.send(fields)
+    finally:
+        native.sock.close()

@@ -6,8 +6,8 @@ Each child imports MODULE, takes APP from it (an attribute path, or a
 call such as create_app() with no arguments; "application" if left out),
 and serves HTTP/1.1 with keep-alive and pipelining, one connection at a
 time, under actd's dispatch or exclusive accept mode. Errors in the
-application are logged with their traceback to stderr (the journal under
-systemd) and answered with 500 where the response has not begun.
+application are logged with their traceback, one journal entry at
+priority err under systemd (stderr elsewhere), and answered with 500 where the response has not begun.
 """
 
 import argparse
@@ -281,12 +281,14 @@ def close_result(result, environ):
 
 
 def log_error(environ, where="the application"):
-    """Log the exception being handled, with its traceback, to stderr: at
-    priority err in the journal (each line; journal.py), as is elsewhere."""
-    what = f"{environ.get('REQUEST_METHOD')} {environ.get('RAW_URI', '').partition('?')[0]}"  # no query: tokens
-    text = f"actd.wsgi: error in {where} serving {what} (pid {os.getpid()}):\n" + traceback.format_exc()
-    sys.stderr.write(journal.lines(text, journal.prefix(sys.stderr, journal.ERR)))
-    sys.stderr.flush()
+    """Log the exception being handled, with its traceback, naming the
+    request without its query string (it may carry tokens): one entry at
+    priority err in the journal, with HTTP_METHOD, HTTP_PATH and
+    REMOTE_ADDR (journal.error), plain lines on stderr elsewhere."""
+    method, path = environ.get("REQUEST_METHOD", ""), environ.get("RAW_URI", "").partition("?")[0]
+    text = f"actd.wsgi: error in {where} serving {method} {path} (pid {os.getpid()}):\n" + traceback.format_exc()
+    journal.error(text, (("HTTP_METHOD", method), ("HTTP_PATH", path),
+                         ("REMOTE_ADDR", environ.get("REMOTE_ADDR", ""))))
 
 
 def send_error(conn, status, log):

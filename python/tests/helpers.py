@@ -4,6 +4,7 @@ of the HTTP responses that come back."""
 import http.client
 import io
 import socket
+import struct
 import threading
 
 from actd.wsgi import Options, Server
@@ -84,3 +85,22 @@ def tcp_pair():
         client = socket.create_connection(listener.getsockname())
         conn, _ = listener.accept()
     return client, conn
+
+
+def parse_native(entry):
+    """Return the fields of one native-protocol journal datagram as a dict
+    of str: NAME=value lines, and NAME, a newline, a u64 little-endian
+    length, the value and a newline for a value with a newline."""
+    fields, i = {}, 0
+    while i < len(entry):
+        end = entry.index(b"\n", i)
+        line = entry[i:end]
+        if b"=" in line:
+            name, _, value = line.partition(b"=")
+            i = end + 1
+        else:
+            name, (size,) = line, struct.unpack("<Q", entry[end + 1:end + 9])
+            value = entry[end + 9:end + 9 + size]
+            i = end + 9 + size + 1
+        fields[name.decode()] = value.decode()
+    return fields

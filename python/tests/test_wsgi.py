@@ -14,9 +14,10 @@ import unittest
 import warnings
 from wsgiref.validate import validator
 
+from actd import journal as actd_journal
 from actd import response, wsgi
 from actd.wsgi import Options, load
-from helpers import Pair, exchange, parse_responses
+from helpers import Pair, exchange, parse_native, parse_responses
 
 
 def echo(environ, start_response):
@@ -216,24 +217,52 @@ class ServerTest(unittest.TestCase):
         self.assertIn("RuntimeError: the application broke", err.getvalue())
         self.assertIn("Traceback", err.getvalue())
 
-    def test_app_error_priority_in_the_journal(self):
-        # stderr is the journal's stream (JOURNAL_STREAM names it): every
-        # line of the traceback is an entry at priority err (<3>)
-        with tempfile.TemporaryFile("w+") as journal:
-            st = os.fstat(journal.fileno())
-            saved = sys.stderr, os.environ.get("JOURNAL_STREAM")
-            sys.stderr, os.environ["JOURNAL_STREAM"] = journal, f"{st.st_dev}:{st.st_ino}"
+    def app_error_on_journal_stream(self, socket_path):
+        """Serve fails with stderr the journal's stream (JOURNAL_STREAM
+        names it) and the native socket at socket_path; returns the status
+        and what stderr got."""
+        with tempfile.TemporaryFile("w+") as stream:
+            st = os.fstat(stream.fileno())
+            saved = sys.stderr, os.environ.get("JOURNAL_STREAM"), actd_journal.SOCKET
+            sys.stderr, os.environ["JOURNAL_STREAM"] = stream, f"{st.st_dev}:{st.st_ino}"
+            actd_journal.SOCKET = socket_path
             try:
-                got = self.one(fails, b"GET /boom HTTP/1.1\r\nHost: h\r\n\r\n")
+                got = self.one(fails, b"GET /boom?token=s3cret HTTP/1.1\r\nHost: h\r\n\r\n")
             finally:
-                sys.stderr = saved[0]
+                sys.stderr, actd_journal.SOCKET = saved[0], saved[2]
                 if saved[1] is None:
                     del os.environ["JOURNAL_STREAM"]
                 else:
                     os.environ["JOURNAL_STREAM"] = saved[1]
-            journal.seek(0)
-            lines = journal.read().splitlines()
-        self.assertEqual(got[0], 500)
+            stream.seek(0)
+            return got[0], stream.read()
+
+    def test_app_error_one_journal_entry(self):
+        # stderr is the journal's stream and its native socket answers:
+        # the traceback is one entry at priority err, nothing on stderr
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "socket")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as journal:
+                journal.bind(path)
+                status, err = self.app_error_on_journal_stream(path)
+                journal.settimeout(5)
+                entry = journal.recv(1 << 16)
+        self.assertEqual((status, err), (500, ""))
+        fields = parse_native(entry)
+        self.assertEqual(fields["PRIORITY"], "3")
+        self.assertEqual((fields["HTTP_METHOD"], fields["HTTP_PATH"]), ("GET", "/boom"))
+        self.assertIn("serving GET /boom", fields["MESSAGE"])
+        self.assertIn("Traceback", fields["MESSAGE"])
+        self.assertIn("RuntimeError: the application broke", fields["MESSAGE"])
+        self.assertNotIn(b"s3cret", entry)  # the query may carry tokens
+
+    def test_app_error_priority_in_the_journal(self):
+        # stderr is the journal's stream but its native socket is gone:
+        # every line of the traceback is an entry at priority err (<3>)
+        with tempfile.TemporaryDirectory() as tmp:
+            status, err = self.app_error_on_journal_stream(os.path.join(tmp, "none"))
+        lines = err.splitlines()
+        self.assertEqual(status, 500)
         self.assertGreater(len(lines), 3)
         self.assertEqual([l for l in lines if not l.startswith("<3>")], [])
         self.assertIn("<3>RuntimeError: the application broke", lines)
