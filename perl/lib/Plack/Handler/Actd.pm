@@ -543,7 +543,7 @@ sub delayed {
 # journal: Actd::Journal) and answer 500 if nothing was sent yet.
 sub internal_error {
     my ($self, $c, $env, $why) = @_;
-    Actd::Journal::emit($env->{'psgi.errors'}, Actd::Journal::ERR, "Plack::Handler::Actd: $why");
+    Actd::Journal::emit($env->{'psgi.errors'}, Actd::Journal::ERR, "Plack::Handler::Actd: error serving " . ($env->{REQUEST_METHOD} // '') . ' ' . (($env->{REQUEST_URI} // '') =~ s/\?.*//sr) . ": $why");    # no query: it may carry secrets
     $self->write_response($c, $env,
         [ 500, [ 'Content-Type' => 'text/plain', 'Content-Length' => 21 ], ['Internal Server Error'] ]);
 }
