@@ -13,11 +13,12 @@ import (
 // journalScript has the handler answer applications that fail, as
 // respond does for a request: one that dies (a 500), a cleanup handler
 // that dies, one that dies while streaming, and a body with a wide
-// character (a warning).
-const journalScript = `use Plack::Handler::Actd; use Socket;
+// character (a warning). A stand-in worker takes the tallies.
+const journalScript = `use Actd::Server; use Socket;
 socketpair(my $conn, my $client, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!";
-my $h = Plack::Handler::Actd->new;
-$h->{worker} = bless {}, 'Actd::Worker';    # no master: nothing tallied, nothing offloaded
+my $h = Actd::Server->new;
+$h->{worker} = bless {}, 'Tallies';    # the tally of each answer goes nowhere
+sub Tallies::tally {} sub Tallies::offloads { 0 }
 sub request {
     my ($app, @cleanup) = @_;
     $h->{app} = $app;

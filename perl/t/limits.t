@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# limits.t: the request limits of Plack::Handler::Actd (docs/perl.md,
+# limits.t: the request limits of Actd::Server (docs/perl.md,
 # "Limits"): ACTD_MAX_REQUEST_BODY (absent or 0: none) answers 413 for a Content-Length over it
 # without reading the body, and for a chunked body that grows past it
 # without spooling beyond it; a head over 32 KiB or with more than 100
@@ -10,7 +10,7 @@ use strict;
 use warnings;
 use Test::More;
 use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC SOL_SOCKET SO_RCVTIMEO);
-use Plack::Handler::Actd;
+use Actd::Server;
 
 package StubWorker {
     sub new { bless {}, shift }
@@ -29,7 +29,7 @@ sub answer {
     my ($max, $request) = @_;
     local $ENV{ACTD_MAX_REQUEST_BODY} = $max;
     delete local $ENV{ACTD_MAX_REQUEST_BODY} if !defined $max;
-    my $h = Plack::Handler::Actd->new(read_timeout => 1);
+    my $h = Actd::Server->new(read_timeout => 1);
     $h->{worker} = StubWorker->new;
     socketpair(my $conn, my $client, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
     syswrite($client, $request) == length $request or die "write: $!";
@@ -76,7 +76,7 @@ for my $tc (
 
 subtest 'Content-Length over it: answered at once' => sub {
     local $ENV{ACTD_MAX_REQUEST_BODY} = 10;
-    my $h = Plack::Handler::Actd->new(read_timeout => 5);
+    my $h = Actd::Server->new(read_timeout => 5);
     $h->{worker} = StubWorker->new;
     socketpair(my $conn, my $client, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die;
     setsockopt($conn, SOL_SOCKET, SO_RCVTIMEO, pack 'l!l!', 2, 0) or die;    # a handler that waits fails, not hangs
@@ -89,10 +89,10 @@ subtest 'Content-Length over it: answered at once' => sub {
 
 subtest 'chunked over it: nothing spooled beyond the limit' => sub {
     local $ENV{ACTD_MAX_REQUEST_BODY} = 2500;
-    my $h = Plack::Handler::Actd->new;
+    my $h = Actd::Server->new;
     my $spooled = 0;
     no warnings 'redefine';
-    local *Plack::Handler::Actd::copy = sub { my ($self, $c, $n, $b) = @_; $spooled += $n;
+    local *Actd::Server::copy = sub { my ($self, $c, $n, $b) = @_; $spooled += $n;
         substr($c->{buf}, 0, $n, ''); 0 };
     my $c = { conn => undef, buf => $chunked, alive => 1 };
     is $h->read_chunked($c, {}, undef), 413, 'answered 413';
