@@ -29,10 +29,11 @@ def app(environ, start_response):
     return [body]
 `
 
-// logPSGIApp is logWSGIApp's twin in Perl: it dies for /boom.
+// logPSGIApp is logWSGIApp's twin in Perl: it dies for /boom with an
+// error of several lines, as Carp::confess gives.
 const logPSGIApp = `sub {
     my ($env) = @_;
-    die "the application broke\n" if $env->{PATH_INFO} eq '/boom';
+    die "the application broke\n\tmain::deep() called at app.psgi line 4\n" if $env->{PATH_INFO} eq '/boom';
     return [ 200, [ 'Content-Type' => 'text/plain' ], [ "slot=$ENV{ACTD_SLOT} pid=$$\n" ] ];
 };
 `
@@ -70,7 +71,7 @@ func TestAdapterJournal(t *testing.T) {
 		{"wsgi", "/usr/bin/python3 -m actd.wsgi --chdir /srv/log app:app",
 			[]string{"GET " + logErrorPath, "Traceback (most recent call last):", "in app", "in deep", "RuntimeError: the application broke"}},
 		{"psgi", "/usr/bin/plackup -s Actd -E deployment /srv/log/app.psgi",
-			[]string{"GET " + logErrorPath, "the application broke"}},
+			[]string{"GET " + logErrorPath, "the application broke", "main::deep() called at app.psgi line 4"}},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

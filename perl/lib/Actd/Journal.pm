@@ -45,12 +45,34 @@ sub lines {
 }
 
 # emit: write $text to $fh (STDERR), each line at $priority if $fh is the
-# journal.
+# journal. Text of several lines (a stack trace) going to the journal is
+# sent as one native entry instead, so that `journalctl -p err` shows it
+# whole (the Python adapter's rule); if the journal's socket does not take
+# it, the prefixed lines are written after all.
 sub emit {
     my ($fh, $priority, $text) = @_;
     $fh //= \*STDERR;
-    my $lines = lines($text, prefix($fh, $priority));
+    my $tag = prefix($fh, $priority);
+    return if $tag ne '' && $text =~ /\n./s && emit_native($priority, $text);
+    my $lines = lines($text, $tag);
     ref $fh && Scalar::Util::blessed($fh) ? $fh->print($lines) : print {$fh} $lines;
+}
+
+# IDENTIFIER is the SYSLOG_IDENTIFIER of a native entry: what the journal
+# names the master's stream, and so the handler's stderr.
+use constant IDENTIFIER => 'actd';
+
+my $native;    # the socket emit_native sends on, made at its first use
+
+# emit_native: $text as one entry at $priority on the journal's socket.
+# Returns false if there is no socket or journald did not take it.
+sub emit_native {
+    my ($priority, $text) = @_;
+    $native //= native_socket() // return 0;
+    $text =~ s/\n\z//;
+    return 1 if send_native($native, MESSAGE => $text, PRIORITY => $priority, SYSLOG_IDENTIFIER => IDENTIFIER);
+    undef $native;    # journald may have restarted: connect again next time
+    return 0;
 }
 
 # The journal's native socket (systemd.journal-fields(7), "native
