@@ -23,6 +23,7 @@ type Logger struct {
 	journal bool   // send entries to the journal socket
 	ident   string // SYSLOG_IDENTIFIER
 	buf     sync.Pool
+	batch   batch // a file's lines not yet written (buffer.go)
 }
 
 // FromEnv returns the logger the master's environment asks for: nil, nil
@@ -61,6 +62,7 @@ func New(where, format string) (*Logger, error) {
 		}
 		unix.CloseOnExec(n) // a worker's own children do not inherit it
 		l.fd = n
+		register(l) // FlushAll writes its last batch (buffer.go)
 	default:
 		return nil, fmt.Errorf("%s=%q: want journal or fd:N", protocol.EnvAccessLog, where)
 	}
@@ -72,6 +74,9 @@ func New(where, format string) (*Logger, error) {
 func (l *Logger) Log(e *Entry) error {
 	if l == nil {
 		return nil
+	}
+	if !l.journal && l.fd >= 3 {
+		return l.buffer(e) // a file: lines in batches (buffer.go)
 	}
 	bp, _ := l.buf.Get().(*[]byte)
 	if bp == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/actd/actd/accesslog"
 	"github.com/actd/actd/protocol"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +82,7 @@ func serveEnv(ctx context.Context, env Env, h connServer) error {
 // them, to their end.
 func serveEnvKeep(ctx context.Context, env Env, h connServer, keep keepServer) error {
 	env.closeOnExec()
+	defer accesslog.FlushAll() // the access log's last lines (accesslog/buffer.go)
 	h, keep = h.yielding(), keep.yielding()
 	// Start the runtime's poller now, while fds are free: timers (the
 	// pause after EMFILE, a handler's sleep) need it, and a runtime that
