@@ -86,6 +86,8 @@ class Reader:
     (an actd.exact.Span), no read goes past the whole requests a peek
     shows."""
 
+    __slots__ = ("conn", "buf", "exact")
+
     def __init__(self, conn, exact=None):
         self.conn = conn
         self.buf = b""
@@ -424,6 +426,38 @@ class Body:
             limit -= len(self.buf)
             self.buf = b""
         return self.done
+
+
+class EmptyBody:
+    """wsgi.input of a request without a body: at its end from the start,
+    and without state, so that one (EMPTY) serves every such request and
+    none costs an object of its own."""
+
+    __slots__ = ()
+
+    def read(self, size=-1):
+        return b""
+
+    def readline(self, size=-1):
+        return b""
+
+    def readlines(self, hint=-1):
+        return []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise StopIteration
+
+    def finished(self):
+        return True
+
+    def discard(self, limit):
+        return True
+
+
+EMPTY = EmptyBody()
 
 
 class LengthBody(Body):

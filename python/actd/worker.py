@@ -100,12 +100,15 @@ class Worker:
         self.header_timeout = HEADER_TIMEOUT
         self.registered = False  # the listeners are in our epoll set
         self.reporter = Reporter(self.channel)
+        self.request = self.reporter.request  # hooks for actd.wsgi, see arrived
+        self.request_done = self.reporter.request_done
         self.watch = select.poll()
         self.watch.register(self.channel.fd, select.POLLIN)
         self.pause = 0.0  # after an accept that failed for want of resources
         self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
         self.peeked = False  # its request is known to be in
+        self.queued = False  # ... likely in: accepted after another, without waiting
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
@@ -125,20 +128,17 @@ class Worker:
         finally:
             self.reporter.stop()  # a SIGALRM after the handler is gone kills
 
-    # Hooks for the connection in hand (actd.wsgi calls them).
-
-    def request(self, text):
-        """Note a request on the connection in hand; text() describes it."""
-        self.reporter.request(text)
-
-    def request_done(self):
-        """Note that the request in hand has been answered."""
-        self.reporter.request_done()
+    # Hooks for the connection in hand (actd.wsgi calls them). Besides
+    # these, request(text) notes a request on it (text() describes it) and
+    # request_done() its answer: the Reporter's own methods, set in
+    # __init__, so a request costs no call through the Worker.
 
     def arrived(self):
-        """Return whether the connection in hand has its request in: one
-        handed over (C), or found ready by a screening child."""
-        return self.peeked
+        """Return whether the connection in hand has its request in, or
+        likely so, so that its first read need not wait: one handed over
+        (C), found ready by a screening child, or accepted from the queue
+        right after another was served (its client has had that long)."""
+        return self.peeked or self.queued
 
     def offloads(self, fd):
         """Return the most bytes of a response on fd the master would
@@ -180,7 +180,7 @@ class Worker:
             events = self.watch.poll(timeout * 1000)
         finally:
             self.watch.unregister(fd)
-        ready = bool(events) and all(e[0] == fd for e in events)
+        ready = len(events) == 1 and events[0][0] == fd  # not the channel's
         self.give_back = self.parkable and not ready
         return ready
 
@@ -344,6 +344,7 @@ class Worker:
                 if got is None:
                     continue
             self.reporter.start(index)
+            self.queued = i > 0
             self._serve(got, index, self.screen is not None)
             self.reporter.done(idle=True)
 
@@ -446,7 +447,7 @@ class Worker:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = self.secure = False
+            self.parkable = self.peeked = self.queued = self.finished = self.secure = False
             self.address = None
             close_both(conn, served)
 
