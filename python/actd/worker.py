@@ -49,6 +49,7 @@ import errno
 import os
 import select
 import socket
+import _socket
 import sys
 import time
 
@@ -96,6 +97,9 @@ class Worker:
         self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
         self.trust = proxy_for(environ, self.channel.revision)  # an actd.proxy.Trust, or None
         self.tls = tls_for(environ, self.channel.revision)  # {listener index: ssl.SSLContext}
+        # the class of each listener's accepted sockets: the C one, whose
+        # making and closing run no Python code, but where ssl wraps them
+        self.sockets = [socket.socket if i in self.tls else _socket.socket for i in range(count)]
         self.channel.proxy = self.trust is not None
         self.header_timeout = HEADER_TIMEOUT
         self.registered = False  # the listeners are in our epoll set
@@ -405,7 +409,8 @@ class Worker:
     # connections
 
     def _accept(self, index):
-        """Return (conn, addr) from listener index, or None if none waits."""
+        """Return (conn, addr) from listener index, or None if none waits;
+        conn is of the listener's class in self.sockets."""
         listener = self.listeners[index]
         try:
             fd, addr = listener._accept()
@@ -416,7 +421,7 @@ class Worker:
             return None
         self.pause = 0.0
         family, kind, proto = self.kinds[index]
-        return socket.socket(family, kind, proto, fd), addr
+        return self.sockets[index](family, kind, proto, fd), addr
 
     def _resource_pause(self, err):
         """Out of fds or memory (or a broken socket): pause, doubling from
