@@ -9,7 +9,7 @@ requests the peek shows. A next request that the peek shows not whole (the
 children's rule, actd.screen.ready) is not read at all: NotWhole, and the
 connection goes back to the master, which holds it until it is. The rule
 is Go's (cmd/actd/httpd_exact.go); the cost is one recv(MSG_PEEK) per
-request.
+request, but for a screening child's first, whose screen has peeked.
 """
 
 import socket
@@ -59,10 +59,16 @@ class Span:
 
     __slots__ = ("left", "start", "next")
 
-    def __init__(self):
+    def __init__(self, seen=None):
+        """seen: what a peek just showed of the connection's first request
+        (a screening child's, actd.screen.Screen.last), if any; the first
+        read then needs no peek of its own."""
         self.left = None  # bytes still allowed; None: no bound
         self.start = True  # the next read is a request's first: peek
         self.next = False  # ... of a next request, which may go back
+        if seen:
+            self.start = False
+            self.left = whole_span(seen)
 
     def begin(self):
         """Start a next request on the connection."""

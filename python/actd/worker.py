@@ -113,6 +113,7 @@ class Worker:
         self.give_back = False  # ... and goes back to the master with K
         self.peeked = False  # its request is known to be in
         self.queued = False  # ... likely in: accepted after another, without waiting
+        self.seen = b""  # ... what the screen peeked of it, if it did
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
@@ -367,6 +368,7 @@ class Worker:
             seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
+            self.seen = self.screen.last
             return conn, self.address or addr
         try:
             if seen != GONE:
@@ -453,7 +455,7 @@ class Worker:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
             self.parkable = self.peeked = self.queued = self.finished = self.secure = False
-            self.address = None
+            self.address, self.seen = None, b""
             close_both(conn, served)
 
     def _secure(self, conn, index):

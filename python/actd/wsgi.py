@@ -106,7 +106,7 @@ class Server:
         SERVER_PORT). The caller closes sock."""
         secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
         conn = self._connection(sock, secure)
-        span = exact.Span() if getattr(self.hooks, "parkable", False) else None
+        span = exact.Span(getattr(self.hooks, "seen", b"")) if getattr(self.hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
         try:

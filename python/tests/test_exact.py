@@ -3,7 +3,7 @@ connection back reads (the table of cmd/actd's TestWholeSpan)."""
 
 import unittest
 
-from actd.exact import whole_span
+from actd.exact import Span, whole_span
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
 POST = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
@@ -30,6 +30,34 @@ class WholeSpanTest(unittest.TestCase):
         ]:
             with self.subTest(name):
                 self.assertEqual(whole_span(peek), want)
+
+
+class _NoPeek:
+    """A connection whose socket fails any read: a Span must not peek."""
+
+    class sock:
+        @staticmethod
+        def recv(size, flags=0):
+            raise AssertionError("peeked, though the screen had")
+
+
+class SpanTest(unittest.TestCase):
+    def test_screened_first_read_needs_no_peek(self):
+        # a screening child's peek bounds the first request's reads as the Span's own would
+        for name, seen, want in [
+            ("one request", GET, len(GET)),
+            ("two whole", GET + GET, 2 * len(GET)),
+            ("whole then start of next", GET + b"GET / HT", len(GET)),
+            ("body whole", POST + b"abcde", len(POST) + 5),
+        ]:
+            with self.subTest(name):
+                span = Span(seen)
+                self.assertEqual(span.allowed(_NoPeek(), 65536), want)
+
+    def test_unscreened_first_read_peeks(self):
+        with self.assertRaises(AssertionError):
+            Span().allowed(_NoPeek(), 65536)
+
 
 
 if __name__ == "__main__":
