@@ -42,7 +42,26 @@ def request_span(peek):
 
 def whole_span(peek):
     """Return how many bytes at the start of peek are whole requests, or,
-    if not even the first is whole, its span (request_span)."""
+    if not even the first is whole, its span (request_span). A peek that
+    is one plain head (one_plain_head) is its own length, at once."""
+    if one_plain_head(peek):
+        return len(peek)
+    return spans(peek)
+
+
+def one_plain_head(peek):
+    """Return whether peek is one whole request head and nothing more, a
+    good one that names no body (most GETs): then whole_span is len(peek)
+    without a parse of its fields, as request_span would find it (no
+    CRLF before it, its only CRLF CRLF at the end, within HEAD_LIMIT, no
+    fault of the head rule, no Content-Length or Transfer-Encoding)."""
+    return (peek.endswith(b"\r\n\r\n") and peek.find(b"\r\n\r\n") == len(peek) - 4
+            and len(peek) <= screen.HEAD_LIMIT and not peek.startswith(screen.CRLF)
+            and screen.FRAMING.search(peek) is None and not screen.head_ready(peek[:-2]))
+
+
+def spans(peek):
+    """whole_span's walk, request by request."""
     at = 0
     while at < len(peek):
         span, whole = request_span(peek[at:])
