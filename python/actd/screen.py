@@ -179,10 +179,11 @@ class Screen:
     def look(self, sock, rule=None):
         """Peek at what sock's client has sent, without taking it.
 
-        What it peeked stays in self.last. Returns READY if ready() says so (or rule, a function of the bytes
+        Returns READY if ready() says so (or rule, a function of the bytes
         peeked, for a listener with a rule of its own: TLS's); WAIT if not,
         or if nothing has come yet; GONE if the client has closed or the
-        socket failed (the caller closes it).
+        socket failed (the caller closes it). What it peeked, if anything,
+        stays in self.last (exact reading's first bound: actd.exact.Span).
         """
         try:
             n = sock.recv_into(self.buf, HEAD_LIMIT, PEEK)
