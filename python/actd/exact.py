@@ -9,7 +9,7 @@ requests the peek shows. A next request that the peek shows not whole (the
 children's rule, actd.screen.ready) is not read at all: NotWhole, and the
 connection goes back to the master, which holds it until it is. The rule
 is Go's (cmd/actd/httpd_exact.go); the cost is one recv(MSG_PEEK) per
-request.
+request, but for a screening child's first, whose screen has peeked.
 """
 
 import socket
@@ -42,7 +42,26 @@ def request_span(peek):
 
 def whole_span(peek):
     """Return how many bytes at the start of peek are whole requests, or,
-    if not even the first is whole, its span (request_span)."""
+    if not even the first is whole, its span (request_span). A peek that
+    is one plain head (one_plain_head) is its own length, at once."""
+    if one_plain_head(peek):
+        return len(peek)
+    return spans(peek)
+
+
+def one_plain_head(peek):
+    """Return whether peek is one whole request head and nothing more, a
+    good one that names no body (most GETs): then whole_span is len(peek)
+    without a parse of its fields, as request_span would find it (no
+    CRLF before it, its only CRLF CRLF at the end, within HEAD_LIMIT, no
+    fault of the head rule, no Content-Length or Transfer-Encoding)."""
+    return (peek.endswith(b"\r\n\r\n") and peek.find(b"\r\n\r\n") == len(peek) - 4
+            and len(peek) <= screen.HEAD_LIMIT and not peek.startswith(screen.CRLF)
+            and screen.FRAMING.search(peek) is None and not screen.head_ready(peek[:-2]))
+
+
+def spans(peek):
+    """whole_span's walk, request by request."""
     at = 0
     while at < len(peek):
         span, whole = request_span(peek[at:])
@@ -59,10 +78,16 @@ class Span:
 
     __slots__ = ("left", "start", "next")
 
-    def __init__(self):
+    def __init__(self, seen=None):
+        """seen: what a peek just showed of the connection's first request
+        (a screening child's, actd.screen.Screen.last), if any; the first
+        read then needs no peek of its own."""
         self.left = None  # bytes still allowed; None: no bound
         self.start = True  # the next read is a request's first: peek
         self.next = False  # ... of a next request, which may go back
+        if seen:
+            self.start = False
+            self.left = whole_span(seen)
 
     def begin(self):
         """Start a next request on the connection."""

@@ -22,6 +22,12 @@ LINE_LIMIT = 8192  # bytes of the request line, without its CRLF
 FIELD_LIMIT = 100  # header fields in one request
 CHUNK_LINE_LIMIT = 4096
 READ_SIZE = 65536
+# parse remembers fields it split (up to FIELDS_SEEN_LIMIT fields of at
+# most FIELD_SEEN_SIZE characters): Host, User-Agent, Accept... come again
+FIELDS_SEEN = {}
+FIELDS_SEEN_LIMIT = 1024
+FIELD_SEEN_SIZE = 256
+NOT_REMEMBERED = frozenset(("AUTHORIZATION", "PROXY-AUTHORIZATION", "COOKIE"))
 
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 TOKEN_STR = re.compile(TOKEN.pattern.decode("ascii"))
@@ -85,6 +91,8 @@ class Reader:
     actd.connection.Connection); pipelined bytes stay in buf. With exact
     (an actd.exact.Span), no read goes past the whole requests a peek
     shows."""
+
+    __slots__ = ("conn", "buf", "exact")
 
     def __init__(self, conn, exact=None):
         self.conn = conn
@@ -234,8 +242,7 @@ def parse(head):
     hosts = 0
     if crlf:
         for field in fields.decode("latin-1").split("\r\n"):
-            name, _, value = field.partition(":")
-            name, value = name.upper(), value.strip(" \t")
+            name, value = FIELDS_SEEN.get(field) or split_field(field)
             if name in headers:
                 value = headers[name] + "," + value
             headers[name] = value
@@ -243,6 +250,18 @@ def parse(head):
     version = "HTTP/1.0" if minor == b"0" else "HTTP/1.1"
     check_host(hosts, version)
     return Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
+
+
+def split_field(field):
+    """Return (NAME, value) of a header field parse found good; remember
+    it in FIELDS_SEEN if short (most requests repeat their fields), unless
+    it carries credentials (NOT_REMEMBERED), which outlive no request."""
+    name, _, value = field.partition(":")
+    got = name.upper(), value.strip(" \t")
+    if (len(field) <= FIELD_SEEN_SIZE and len(FIELDS_SEEN) < FIELDS_SEEN_LIMIT
+            and got[0] not in NOT_REMEMBERED):
+        FIELDS_SEEN[field] = got
+    return got
 
 
 def parse_strictly(head):
@@ -424,6 +443,38 @@ class Body:
             limit -= len(self.buf)
             self.buf = b""
         return self.done
+
+
+class EmptyBody:
+    """wsgi.input of a request without a body: at its end from the start,
+    and without state, so that one (EMPTY) serves every such request and
+    none costs an object of its own."""
+
+    __slots__ = ()
+
+    def read(self, size=-1):
+        return b""
+
+    def readline(self, size=-1):
+        return b""
+
+    def readlines(self, hint=-1):
+        return []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise StopIteration
+
+    def finished(self):
+        return True
+
+    def discard(self, limit):
+        return True
+
+
+EMPTY = EmptyBody()
 
 
 class LengthBody(Body):

@@ -23,6 +23,13 @@ NO_BODY = ("1", "204", "304")  # statuses (prefixes) that have no body
 PLAIN, LENGTH, CONNECTION, HOP = "plain", "length", "connection", "hop"
 NAME_KINDS = {}
 NAME_KINDS_LIMIT = 1024
+# start_response's checks remember what they found good (exact types
+# only), up to CHECKED_LIMIT statuses and headers, and headers only with
+# a value of at most REMEMBERED_VALUE characters
+GOOD_STATUSES = set()
+GOOD_HEADERS = set()
+CHECKED_LIMIT = 1024
+REMEMBERED_VALUE = 256
 
 
 class Response:
@@ -221,28 +228,55 @@ def one_length(result):
 
 
 def check_status(status):
-    """Return status if it is "NNN Reason"; AssertionError otherwise."""
+    """Return status if it is "NNN Reason"; AssertionError otherwise.
+    A status found good is remembered (GOOD_STATUSES)."""
+    if type(status) is str and status in GOOD_STATUSES:
+        return status
     if type(status) is not str or len(status) < 4 or not status[:3].isdigit() or status[3] != " ":
         raise AssertionError(f"status {status!r}: want a str like \"200 OK\"")
     if "\r" in status or "\n" in status:
         raise AssertionError("status with a line break")
+    remember(GOOD_STATUSES, status)
     return status
 
 
 def check_headers(headers):
-    """Return headers if it is a list of (str, str) without line breaks."""
+    """Return headers if it is a list of (str, str) without line breaks;
+    AssertionError otherwise. A header found good is remembered
+    (GOOD_HEADERS): most responses repeat their predecessors' headers,
+    and cost a lookup each."""
     if type(headers) is not list:
         raise AssertionError(f"headers are a {type(headers).__name__}, want a list")
-    for item in headers:
-        if type(item) is not tuple or len(item) != 2:
-            raise AssertionError(f"header {item!r}: want a (name, value) tuple")
-        name, value = item
-        if type(name) is not str or type(value) is not str:
-            raise AssertionError(f"header {item!r}: want str name and value")
-        if (":" in name or "\r" in name or "\n" in name or "\0" in name
-                or "\r" in value or "\n" in value or "\0" in value):
-            raise AssertionError(f"header {item!r}: line break or colon")
+    try:
+        for item in headers:
+            if type(item) is not tuple or item not in GOOD_HEADERS:
+                check_header(item)
+    except TypeError:  # an unhashable item: check_header says what is wrong
+        for item in headers:
+            check_header(item)
     return headers
+
+
+def check_header(item):
+    """Raise AssertionError unless item is a (str, str) tuple without line
+    breaks, NUL, or a colon in the name; remember it if good."""
+    if type(item) is not tuple or len(item) != 2:
+        raise AssertionError(f"header {item!r}: want a (name, value) tuple")
+    name, value = item
+    if type(name) is not str or type(value) is not str:
+        raise AssertionError(f"header {item!r}: want str name and value")
+    if (":" in name or "\r" in name or "\n" in name or "\0" in name
+            or "\r" in value or "\n" in value or "\0" in value):
+        raise AssertionError(f"header {item!r}: line break or colon")
+    if len(value) <= REMEMBERED_VALUE:
+        remember(GOOD_HEADERS, item)
+
+
+def remember(good, item):
+    """Add item to good, a set of things found good, unless it holds
+    CHECKED_LIMIT already."""
+    if len(good) < CHECKED_LIMIT:
+        good.add(item)
 
 
 def file_size(filelike):

@@ -169,11 +169,12 @@ class Screen:
     """Looks at accepted connections under one filter, with one buffer
     reused for every peek."""
 
-    __slots__ = ("filter", "buf")
+    __slots__ = ("filter", "buf", "last")
 
     def __init__(self, filter):
         self.filter = filter
         self.buf = bytearray(HEAD_LIMIT)
+        self.last = b""  # what the last look peeked
 
     def look(self, sock, rule=None):
         """Peek at what sock's client has sent, without taking it.
@@ -181,7 +182,8 @@ class Screen:
         Returns READY if ready() says so (or rule, a function of the bytes
         peeked, for a listener with a rule of its own: TLS's); WAIT if not,
         or if nothing has come yet; GONE if the client has closed or the
-        socket failed (the caller closes it).
+        socket failed (the caller closes it). What it peeked, if anything,
+        stays in self.last (exact reading's first bound: actd.exact.Span).
         """
         try:
             n = sock.recv_into(self.buf, HEAD_LIMIT, PEEK)
@@ -191,5 +193,5 @@ class Screen:
             return GONE
         if n == 0:
             return GONE
-        peek = bytes(memoryview(self.buf)[:n])
+        peek = self.last = bytes(memoryview(self.buf)[:n])
         return READY if (rule(peek) if rule else ready(self.filter, peek)) else WAIT

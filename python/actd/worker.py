@@ -49,6 +49,7 @@ import errno
 import os
 import select
 import socket
+import _socket
 import sys
 import time
 
@@ -96,16 +97,24 @@ class Worker:
         self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
         self.trust = proxy_for(environ, self.channel.revision)  # an actd.proxy.Trust, or None
         self.tls = tls_for(environ, self.channel.revision)  # {listener index: ssl.SSLContext}
+        # the class of each listener's accepted sockets: the C one, whose
+        # making and closing run no Python code, but where ssl wraps them
+        self.sockets = [socket.socket if i in self.tls else _socket.socket for i in range(count)]
         self.channel.proxy = self.trust is not None
         self.header_timeout = HEADER_TIMEOUT
         self.registered = False  # the listeners are in our epoll set
         self.reporter = Reporter(self.channel)
+        # hooks for actd.wsgi, see arrived
+        self.request = self.reporter.request if self.trust is None else self.request_from
+        self.request_done = self.reporter.request_done
         self.watch = select.poll()
         self.watch.register(self.channel.fd, select.POLLIN)
         self.pause = 0.0  # after an accept that failed for want of resources
         self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
         self.peeked = False  # its request is known to be in
+        self.queued = False  # ... likely in: accepted after another, without waiting
+        self.seen = b""  # ... what the screen peeked of it, if it did
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
@@ -125,9 +134,13 @@ class Worker:
         finally:
             self.reporter.stop()  # a SIGALRM after the handler is gone kills
 
-    # Hooks for the connection in hand (actd.wsgi calls them).
+    # Hooks for the connection in hand (actd.wsgi calls them). Besides
+    # these, request(text) notes a request on it (text() describes it) and
+    # request_done() its answer: the Reporter's own methods, set in
+    # __init__, so a request costs no call through the Worker; under
+    # ACTD_PROXY_FROM, request is request_from.
 
-    def request(self, text):
+    def request_from(self, text):
         """Note a request on the connection in hand; text() describes it,
         followed by " from HOST:PORT" when a PROXY header gave its client
         (behind a balancer the client is worth showing, as in Go's)."""
@@ -137,14 +150,12 @@ class Worker:
         client = proxy.join(*self.address[:2]).decode()
         self.reporter.request(lambda: f"{text()} from {client}")
 
-    def request_done(self):
-        """Note that the request in hand has been answered."""
-        self.reporter.request_done()
-
     def arrived(self):
-        """Return whether the connection in hand has its request in: one
-        handed over (C), or found ready by a screening child."""
-        return self.peeked
+        """Return whether the connection in hand has its request in, or
+        likely so, so that its first read need not wait: one handed over
+        (C), found ready by a screening child, or accepted from the queue
+        right after another was served (its client has had that long)."""
+        return self.peeked or self.queued
 
     def offloads(self, fd):
         """Return the most bytes of a response on fd the master would
@@ -186,7 +197,7 @@ class Worker:
             events = self.watch.poll(timeout * 1000)
         finally:
             self.watch.unregister(fd)
-        ready = bool(events) and all(e[0] == fd for e in events)
+        ready = len(events) == 1 and events[0][0] == fd  # not the channel's
         self.give_back = self.parkable and not ready
         return ready
 
@@ -350,6 +361,7 @@ class Worker:
                 if got is None:
                     continue
             self.reporter.start(index)
+            self.queued = i > 0
             self._serve(got, index, self.screen is not None)
             self.reporter.done(idle=True)
 
@@ -368,6 +380,7 @@ class Worker:
             seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
+            self.seen = self.screen.last
             return conn, self.address or addr
         try:
             if seen != GONE:
@@ -410,7 +423,8 @@ class Worker:
     # connections
 
     def _accept(self, index):
-        """Return (conn, addr) from listener index, or None if none waits."""
+        """Return (conn, addr) from listener index, or None if none waits;
+        conn is of the listener's class in self.sockets."""
         listener = self.listeners[index]
         try:
             fd, addr = listener._accept()
@@ -421,7 +435,7 @@ class Worker:
             return None
         self.pause = 0.0
         family, kind, proto = self.kinds[index]
-        return socket.socket(family, kind, proto, fd), addr
+        return self.sockets[index](family, kind, proto, fd), addr
 
     def _resource_pause(self, err):
         """Out of fds or memory (or a broken socket): pause, doubling from
@@ -452,8 +466,8 @@ class Worker:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = self.secure = False
-            self.address = None
+            self.parkable = self.peeked = self.queued = self.finished = self.secure = False
+            self.address, self.seen = None, b""
             close_both(conn, served)
 
     def _secure(self, conn, index):

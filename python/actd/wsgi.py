@@ -95,6 +95,7 @@ class Server:
             "wsgi.run_once": False,
             "wsgi.file_wrapper": FileWrapper,
             "wsgi.input_terminated": True,
+            "wsgi.input": http.EMPTY,
             "SCRIPT_NAME": self.options.script_name,
         }
         self.templates = {}  # listener address: base with SERVER_NAME and SERVER_PORT
@@ -105,7 +106,7 @@ class Server:
         SERVER_PORT). The caller closes sock."""
         secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
         conn = self._connection(sock, secure)
-        span = exact.Span() if getattr(self.hooks, "parkable", False) else None
+        span = exact.Span(getattr(self.hooks, "seen", b"")) if getattr(self.hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
         try:
@@ -246,7 +247,8 @@ class Server:
         env["REMOTE_PORT"] = client[1]
         if client[2]:
             env["wsgi.url_scheme"] = client[2]
-        env["wsgi.input"] = body if body is not None else http.LengthBody(None, 0)
+        if body is not None:
+            env["wsgi.input"] = body  # else the template's http.EMPTY
         for name, value in request.headers.items():
             key = ENV_KEYS.get(name) or env_key(name)
             if key:

@@ -65,6 +65,28 @@ class ConnectionTest(unittest.TestCase):
                 threading.Timer(0.05, client.sendall, [b"soon"]).start()
                 self.assertEqual(conn.recv(100), b"soon")
 
+    def test_c_socket(self):
+        # a worker's accepted connection is the C socket class (actd.worker)
+        import _socket
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            client = socket.create_connection(listener.getsockname())
+            self.addCleanup(client.close)
+            fd, _ = listener._accept()
+            sock = _socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0, fd)
+            self.addCleanup(sock.close)
+            conn = Connection(sock, TIMEOUT, True)
+            client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+            self.assertEqual(conn.recv(100), b"GET / HTTP/1.1\r\n\r\n")
+            conn.sendall(b"one")
+            conn.no_delay()
+            conn.sendall(b"two")
+            self.assertEqual(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), 1)
+            client.settimeout(10)
+            got = b""
+            while len(got) < 6:
+                got += client.recv(10)
+            self.assertEqual(got, b"onetwo")
+
     def test_end_of_file(self):
         client, conn = pair(self)
         client.shutdown(socket.SHUT_WR)

@@ -3,7 +3,9 @@ connection back reads (the table of cmd/actd's TestWholeSpan)."""
 
 import unittest
 
-from actd.exact import whole_span
+import random
+
+from actd.exact import Span, one_plain_head, spans, whole_span
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
 POST = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
@@ -30,6 +32,53 @@ class WholeSpanTest(unittest.TestCase):
         ]:
             with self.subTest(name):
                 self.assertEqual(whole_span(peek), want)
+
+
+class PlainHeadTest(unittest.TestCase):
+    def test_same_as_the_walk(self):
+        # one_plain_head's shortcut gives what the request-by-request walk gives
+        parts = [b"GET / HTTP/1.1", b"GET /a?b HTTP/1.0", b"\r\n", b"Host: a", b"X: \tb ", b"\n", b"\r",
+                 b"Content-Length: 2", b"content-length: x", b"Transfer-Encoding: chunked", b"ab", b"\x00",
+                 b"GET", b" ", b":", b"\r\n\r\n"]
+        rng = random.Random(20)
+        peeks = [GET, GET + GET, POST + b"abcde", b"\r\n" + GET, GET[:-2], b"GET  / HTTP/1.1\r\nHost: a\r\n\r\n"]
+        peeks += [b"".join(rng.choice(parts) for _ in range(rng.randint(1, 12))) for _ in range(20000)]
+        fields = [b"Host: a", b"X: b\t", b"Connection: close", b"Y:", b"Z : c", b"W: \x7f", b"V: \xff"]
+        peeks += [b"\r\n".join([b"GET / HTTP/1.1"] + rng.sample(fields, rng.randint(0, 4))) + b"\r\n\r\n"
+                  for _ in range(500)]
+        shortcuts = 0
+        for peek in peeks:
+            self.assertEqual(whole_span(peek), spans(peek), peek)
+            shortcuts += one_plain_head(peek)
+        self.assertGreater(shortcuts, 100)  # the shortcut was tried
+
+
+class _NoPeek:
+    """A connection whose socket fails any read: a Span must not peek."""
+
+    class sock:
+        @staticmethod
+        def recv(size, flags=0):
+            raise AssertionError("peeked, though the screen had")
+
+
+class SpanTest(unittest.TestCase):
+    def test_screened_first_read_needs_no_peek(self):
+        # a screening child's peek bounds the first request's reads as the Span's own would
+        for name, seen, want in [
+            ("one request", GET, len(GET)),
+            ("two whole", GET + GET, 2 * len(GET)),
+            ("whole then start of next", GET + b"GET / HT", len(GET)),
+            ("body whole", POST + b"abcde", len(POST) + 5),
+        ]:
+            with self.subTest(name):
+                span = Span(seen)
+                self.assertEqual(span.allowed(_NoPeek(), 65536), want)
+
+    def test_unscreened_first_read_peeks(self):
+        with self.assertRaises(AssertionError):
+            Span().allowed(_NoPeek(), 65536)
+
 
 
 if __name__ == "__main__":

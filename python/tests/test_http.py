@@ -123,6 +123,25 @@ def outcome(parse, head):
     return r.method, r.target, r.version, r.headers, r.length, r.chunked, r.keep_alive, r.expect_continue
 
 
+class FieldsSeenTest(unittest.TestCase):
+    def test_remembered_fields(self):
+        # a field split once is remembered, but not credentials, and not past the bound;
+        # a remembered field parses as it did the first time
+        http.FIELDS_SEEN.clear()  # other tests may have filled it
+        head = (b"GET / HTTP/1.1\r\nHost: seen.example\r\nX-Seen:  a b \t\r\nCookie: s=secret\r\n"
+                b"Authorization: Bearer secret")
+        for _ in range(2):
+            got = http.parse(head).headers
+            self.assertEqual(got, {"HOST": "seen.example", "X-SEEN": "a b", "COOKIE": "s=secret",
+                                   "AUTHORIZATION": "Bearer secret"})
+        self.assertEqual(http.FIELDS_SEEN.get("X-Seen:  a b \t"), ("X-SEEN", "a b"))
+        self.assertFalse([f for f in http.FIELDS_SEEN if "secret" in f], "credentials remembered")
+        for i in range(2 * http.FIELDS_SEEN_LIMIT):
+            http.parse(b"GET / HTTP/1.1\r\nHost: h\r\nX-N: %d" % i)
+        self.assertLessEqual(len(http.FIELDS_SEEN), http.FIELDS_SEEN_LIMIT)
+        self.assertEqual(http.parse(b"GET / HTTP/1.1\r\nHost: h\r\nX-N: 2047").headers["X-N"], "2047")
+
+
 class ReaderTest(unittest.TestCase):
     def reader(self, data):
         a, b = socket.socketpair()

@@ -342,9 +342,9 @@ class ServerTest(unittest.TestCase):
     def test_body_limit_unread(self):
         # The 413 comes at once: the body is neither awaited nor read.
         pair = Pair(validated(echo), Options(keep_alive=2, timeout=5, max_body=10))
-        pair.client.sendall(b"PUT /big HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000\r\n"
-                            b"Expect: 100-continue\r\n\r\n")
-        with stderr_captured() as err:
+        with stderr_captured() as err:  # before the request: the server logs as soon as it reads it
+            pair.client.sendall(b"PUT /big HTTP/1.1\r\nHost: h\r\nContent-Length: 1000000\r\n"
+                                b"Expect: 100-continue\r\n\r\n")
             raw = pair.read_all()
         self.assertEqual([s for s, _, _ in parse_responses(raw)], [413])
         self.assertNotIn(b"100 Continue", raw)
@@ -428,6 +428,38 @@ class ServerTest(unittest.TestCase):
             with self.subTest(name):
                 with self.assertRaises(AssertionError):
                     response.check_headers(headers)
+
+    def test_check_headers_remembered(self):
+        # a header found good is remembered; a bad one is refused however often it comes,
+        # and the good ones kept are bounded
+        good = [("X-Seen", "ok"), ("Content-Type", "text/plain")]
+        for _ in range(2):
+            self.assertIs(response.check_headers(good), good)
+        self.assertIn(("X-Seen", "ok"), response.GOOD_HEADERS)
+        for headers in ([("X-Seen", "ok\r\nX-B: c")], [("X-Seen:", "ok")], [("X-Seen", ["ok"])],
+                        [["X-Seen", "ok"]], [("X-Seen", "ok"), ("X-Seen", b"ok")]):
+            for _ in range(2):
+                with self.subTest(headers=headers), self.assertRaises(AssertionError):
+                    response.check_headers(headers)
+        self.assertNotIn(("X-Seen", "ok\r\nX-B: c"), response.GOOD_HEADERS)
+        for i in range(2 * response.CHECKED_LIMIT):
+            response.check_headers([("X-N", str(i))])
+            response.check_status(f"{200 + i % 800} S{i}")
+        self.assertLessEqual(len(response.GOOD_HEADERS), response.CHECKED_LIMIT)
+        self.assertLessEqual(len(response.GOOD_STATUSES), response.CHECKED_LIMIT)
+        with self.assertRaises(AssertionError):
+            response.check_status("200 OK\r\nX: y")
+
+    def test_bodiless_input(self):
+        # a request without a body reads an empty wsgi.input, whichever way it is read
+        def reads(environ, start_response):
+            body = environ["wsgi.input"]
+            got = [body.read(), body.read(10), body.readline(), body.readlines(), list(body)]
+            out = repr(got).encode()
+            start_response("200 OK", [("Content-Length", str(len(out)))])
+            return [out]
+        raw = exchange(reads, b"GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n")
+        self.assertEqual([body for _, _, body in parse_responses(raw)], [b"[b'', b'', b'', [], []]"] * 2)
 
     def test_env_keys_bounded(self):
         for i in range(2 * wsgi.ENV_KEYS_LIMIT):
