@@ -65,9 +65,18 @@ func TestReloadCommand(t *testing.T) {
 					t.Errorf("got output %q, want it to name %q", out, w)
 				}
 			}
-			reloading := ns.index("RELOADING=1", from)
-			if reloading < 0 || ns.index("READY=1", reloading) < 0 {
-				t.Errorf("got notifications %q after the reload, want RELOADING=1 then READY=1", ns.all()[from+1:])
+			// READY=1 may reach the socket just after the command's answer.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				reloading := ns.index("RELOADING=1", from)
+				if reloading >= 0 && ns.index("READY=1", reloading) >= 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("got notifications %q after the reload, want RELOADING=1 then READY=1", ns.all()[from+1:])
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 			waitFor(t, fmt.Sprintf("serving children all of generation %d", tc.gen), 5*time.Second, func() bool {
 				for _, s := range a.status(t).Snapshot.Slots {
