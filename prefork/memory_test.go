@@ -126,8 +126,12 @@ func TestMemoryReadAtConnectionEnd(t *testing.T) {
 			snap := snapshot(t, p)
 			t.Logf("%d children, %d crossed the limit, %d requests served beyond it, %d recycled by memory, %d KeepAccepting orders",
 				len(byPID), crossed, beyond, snap.Stats.MemRecycled, snap.Stats.KeepOrders)
-			if crossed < 3 {
-				t.Errorf("got %d children crossing the limit in 160 requests of 4 MB, want at least 3", crossed)
+			// The limit must have been met: children that answered over it,
+			// or (when a child's own RSS reading, taken before its answer
+			// left, was still under it) children the master recycled for it.
+			if crossed < 3 && snap.Stats.MemRecycled < 3 {
+				t.Errorf("got %d children crossing the limit and %d recycled by memory in 160 requests of 4 MB, want at least 3",
+					crossed, snap.Stats.MemRecycled)
 			}
 			if beyond != 0 {
 				t.Errorf("got %d requests served by children already over --max-child-memory, want 0", beyond)
