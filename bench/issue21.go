@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/actd/actd/internal/slowclient"
 )
 
 // Issue 21's comparison: slow request bodies and slow readers against
@@ -48,31 +50,7 @@ const issue21Size = 4 << 20
 // body, GET /bytes issue21Size bytes as one string, GET /file the same
 // bytes from a file through wsgi.file_wrapper, anything else the hello
 // line. Byte i of the response is i mod 256 (issue21Byte).
-const issue21App = `import os, tempfile
-
-SIZE = 4 << 20
-BODY = bytes(range(256)) * (SIZE // 256)
-_file = tempfile.TemporaryFile()
-_file.write(BODY)
-_file.flush()
-
-
-def app(environ, start_response):
-    path = environ["PATH_INFO"]
-    if path == "/echo":
-        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
-    elif path == "/bytes":
-        body = BODY
-    elif path == "/file":
-        f = os.fdopen(os.dup(_file.fileno()), "rb")
-        f.seek(0)
-        start_response("200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", str(SIZE))])
-        return environ["wsgi.file_wrapper"](f)
-    else:
-        body = ("slot=0 pid=%d\n" % os.getpid()).encode()
-    start_response("200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", str(len(body)))])
-    return [body]
-`
+var issue21App = slowclient.App("4 << 20", "bytes(range(256)) * (SIZE // 256)")
 
 // issue21Byte is byte i of a slow reader's response.
 func issue21Byte(i int64) byte { return byte(i) }

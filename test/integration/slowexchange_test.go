@@ -24,31 +24,7 @@ import (
 // / the built-in handler's line (so Activate and StartLoad know it). The
 // bytes are the SHA-256 digests of 0, 1, 2... as 4-byte big-endian
 // numbers, one after the other (exchangeBody).
-const exchangeApp = `import hashlib, os, tempfile
-
-SIZE = 6 << 20
-BODY = b"".join(hashlib.sha256(i.to_bytes(4, "big")).digest() for i in range(SIZE // 32))
-_file = tempfile.TemporaryFile()
-_file.write(BODY)
-_file.flush()
-
-
-def app(environ, start_response):
-    path = environ["PATH_INFO"]
-    if path == "/echo":
-        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
-    elif path == "/bytes":
-        body = BODY
-    elif path == "/file":
-        f = os.fdopen(os.dup(_file.fileno()), "rb")
-        f.seek(0)
-        start_response("200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", str(SIZE))])
-        return environ["wsgi.file_wrapper"](f)
-    else:
-        body = ("slot=%s pid=%d\n" % (os.environ["ACTD_SLOT"], os.getpid())).encode()
-    start_response("200 OK", [("Content-Type", "application/octet-stream"), ("Content-Length", str(len(body)))])
-    return [body]
-`
+var exchangeApp = slowclient.App("6 << 20", `b"".join(hashlib.sha256(i.to_bytes(4, "big")).digest() for i in range(SIZE // 32))`)
 
 // The slow clients: exchangeSlow of each kind, every one lasting about
 // exchangeWindow. A slow body is 128 KiB at 8 KiB/s; a slow reader takes
