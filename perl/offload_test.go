@@ -2,16 +2,16 @@ package perl_test
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // offloadSize is t/offload.psgi's body: five times a unix socket's send
@@ -34,14 +34,14 @@ func TestOffload(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "http.sock")
 	p := startPoolAt(t, "unix:"+sock, sock, nil, "dispatch", "offload.psgi", "--accept-filter", "http",
 		"--start-children", "2", "--min-children", "2", "--max-children", "2", "--hold-timeout", "60s")
-	want := offloadSum()
+	want := pooltest.OffloadSum(offloadSize)
 	const slow = 8
 	var finished atomic.Int32
 	errs := make(chan error, slow)
 	for i := range slow {
 		path := [2]string{"/bytes", "/file"}[i%2]
 		go func() {
-			sum, err := slowRead(sock, path)
+			sum, err := pooltest.SlowRead(sock, path, slowRate)
 			if err == nil && sum != want {
 				err = fmt.Errorf("%s: checksum %x, want %x", path, sum[:8], want[:8])
 			}
@@ -92,7 +92,7 @@ func echoRoundTrip(conn net.Conn, r *bufio.Reader, target string) error {
 	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", target); err != nil {
 		return err
 	}
-	n, err := contentLength(r)
+	n, err := pooltest.ContentLength(r)
 	if err != nil {
 		return err
 	}
@@ -105,69 +105,4 @@ func echoRoundTrip(conn net.Conn, r *bufio.Reader, target string) error {
 		return fmt.Errorf("got %q, want %q", body, want)
 	}
 	return nil
-}
-
-// offloadSum is the checksum of t/offload.psgi's body.
-func offloadSum() [32]byte {
-	b := make([]byte, offloadSize)
-	for i := range b {
-		b[i] = byte(131*i + i>>10)
-	}
-	return sha256.Sum256(b)
-}
-
-// slowRead asks for path on a connection to the unix socket sock, reads
-// the body at slowRate, and returns its checksum.
-func slowRead(sock, path string) ([32]byte, error) {
-	conn, err := net.DialTimeout("unix", sock, ioBound)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(60 * time.Second))
-	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
-		return [32]byte{}, err
-	}
-	r := bufio.NewReader(conn)
-	n, err := contentLength(r)
-	if err != nil {
-		return [32]byte{}, fmt.Errorf("%s: %w", path, err)
-	}
-	h := sha256.New()
-	const chunk = 16 << 10
-	for left := n; left > 0; {
-		k, err := io.CopyN(h, r, int64(min(left, chunk)))
-		if err != nil {
-			return [32]byte{}, fmt.Errorf("%s: %d of %d bytes left: %w", path, left, n, err)
-		}
-		left -= int(k)
-		time.Sleep(chunk * time.Second / slowRate)
-	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
-}
-
-// contentLength reads a 200 answer's head and returns its Content-Length.
-func contentLength(r *bufio.Reader) (int, error) {
-	status, err := r.ReadString('\n')
-	if err != nil || status != "HTTP/1.1 200 OK\r\n" {
-		return 0, fmt.Errorf("status %q: %v", status, err)
-	}
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return 0, err
-		}
-		if line == "\r\n" {
-			if n < 0 {
-				return 0, fmt.Errorf("no Content-Length")
-			}
-			return n, nil
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
 }
