@@ -195,3 +195,27 @@ func TestDebShipsDocs(t *testing.T) {
 		})
 	}
 }
+
+// TestManPageSaysWhatReloadRuns: what `systemctl reload` runs is the
+// shipped units' ExecReload=, and the man page's SIGNALS section says so
+// by name (it once said systemctl reload sends SIGHUP).
+func TestManPageSaysWhatReloadRuns(t *testing.T) {
+	signals := manSection(t, readDoc(t, "man/actd.8"), "SIGNALS")
+	for _, unit := range []string{"actd.service", "actd@.service"} {
+		t.Run(unit, func(t *testing.T) {
+			exec := values(readUnit(t, unit), "Service", "ExecReload")
+			if len(exec) != 1 {
+				t.Fatalf("%s: got ExecReload=%q, want one command", unit, exec)
+			}
+			cmd := strings.Fields(exec[0])
+			if len(cmd) < 2 {
+				t.Fatalf("%s: ExecReload=%s, want actd and a subcommand", unit, exec[0])
+			}
+			said := regexp.MustCompile(`(?s)\.B systemctl reload\n[^.]*\.BR ExecReload= ,\n\.BR "` +
+				regexp.QuoteMeta(filepath.Base(cmd[0])+" "+strings.Join(cmd[1:], " ")) + `" [.,]`)
+			if !said.MatchString(signals) {
+				t.Errorf("actd.8, SIGNALS: does not say that systemctl reload runs %s's ExecReload=%s", unit, exec[0])
+			}
+		})
+	}
+}
