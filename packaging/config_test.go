@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,4 +341,61 @@ func sameDefault(doc, def string) bool {
 	a, err1 := time.ParseDuration(doc)
 	b, err2 := time.ParseDuration(def)
 	return err1 == nil && err2 == nil && a == b
+}
+
+// TestOperationsReloadTable: docs/operations.md's table of what a reload
+// changes names every flag but config in exactly one column, and its last
+// column ("needs a restart") is what the code keeps at its running value
+// (config.KeepStartOnly, config/restart.go) and what the pool refuses to
+// change (accept, accept-filter).
+func TestOperationsReloadTable(t *testing.T) {
+	section := mdSection(t, readDoc(t, "../docs/operations.md"), "### What a reload (SIGHUP) changes")
+	var cells []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			cells = strings.Split(strings.Trim(line, "| "), " | ")
+		}
+	}
+	if len(cells) != 3 {
+		t.Fatalf("docs/operations.md, What a reload changes: got row %q, want one row of 3 columns", cells)
+	}
+	inCell := func(cell, name string) bool {
+		if strings.Contains(cell, "`"+name+"`") {
+			return true
+		}
+		for _, m := range regexp.MustCompile("`([a-z]+)-\\*`").FindAllStringSubmatch(cell, -1) {
+			if strings.HasPrefix(name, m[1]+"-") {
+				return true
+			}
+		}
+		return false
+	}
+	restart := found(regexp.MustCompile(`append\(keys, "([a-z-]+)"\)`), readDoc(t, "../config/restart.go"), 1)
+	if len(restart) < 5 {
+		t.Fatalf("got keys %v from config/restart.go, want the 8 of KeepStartOnly: has the pattern gone stale?", restart)
+	}
+	restart = append(restart, "accept", "accept-filter")
+	for _, f := range actdFlags(t) {
+		if f.name == "config" {
+			continue
+		}
+		var cols []int
+		for i, c := range cells {
+			if inCell(c, f.name) {
+				cols = append(cols, i)
+			}
+		}
+		want := 0 // applies at once or to the new generation: column 0 or 1
+		if slices.Contains(restart, f.name) {
+			want = 2
+		}
+		switch {
+		case len(cols) != 1:
+			t.Errorf("--%s is in columns %v of the reload table, want exactly one", f.name, cols)
+		case want == 2 && cols[0] != 2:
+			t.Errorf("--%s is in column %d of the reload table, want the last (needs a restart): the code keeps it", f.name, cols[0])
+		case want == 0 && cols[0] == 2:
+			t.Errorf("--%s is under \"needs a restart\", but a reload applies it", f.name)
+		}
+	}
 }
