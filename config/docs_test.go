@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestDocsNameRepeatableKeys: the man page and docs/operations.md name
-// exactly the keys a config file may repeat (repeatable), where they say
-// which may.
+// TestDocsNameRepeatableKeys: the man page, docs/operations.md,
+// docs/architecture.md and the package doc name exactly the keys a config
+// file may repeat (repeatable), where they say which may.
 func TestDocsNameRepeatableKeys(t *testing.T) {
 	var want []string
 	for key := range repeatable {
@@ -22,6 +22,7 @@ func TestDocsNameRepeatableKeys(t *testing.T) {
 		{"../packaging/man/actd.8", `(?s)\nOnly\n(.*?)\smay repeat;`},
 		{"../docs/operations.md", `(?m)^- (.*) may repeat;`},
 		{"doc.go", `(listen = .*\(may repeat.*\))`},
+		{"../docs/architecture.md", `(?m)^(.*) may repeat;`},
 	} {
 		text, err := os.ReadFile(tc.file)
 		if err != nil {

@@ -151,3 +151,28 @@ func TestHandlerAnswersDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureCommandLine: docs/architecture.md's "Command line" block
+// has a line for every subcommand, with the arguments usage gives it, and
+// for help.
+func TestArchitectureCommandLine(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "\n## Command line\n\n```\n")
+	block, _, _ = strings.Cut(block, "```")
+	if block == "" {
+		t.Fatal("docs/architecture.md: no code block under \"## Command line\"")
+	}
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	for _, c := range append(commands, command{name: "help"}) {
+		want := strings.TrimSpace("actd " + c.name + " " + c.args)
+		if !slices.ContainsFunc(lines, func(l string) bool { return l == want || strings.HasPrefix(l, want+" ") }) {
+			t.Errorf("docs/architecture.md, Command line: no line %q", want)
+		}
+	}
+}
