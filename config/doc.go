@@ -4,7 +4,7 @@
 //
 //	# comment
 //	max-children = 64
-//	listen = 127.0.0.1:8080      (may repeat)
+//	listen = 127.0.0.1:8080      (may repeat, as may proxy-protocol-from, tls-cert, tls-key)
 //	worker = /usr/bin/prog --opt "two words"
 //
 // Keys are the long flag names; worker is the COMMAND that follows "--" on

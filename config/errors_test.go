@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/actd/actd/prefork"
 )
 
 // TestParseErrorMessages: each bad input gives an *Error (or *UsageError)
@@ -161,14 +163,17 @@ func TestKeepStartOnly(t *testing.T) {
 		{"listen", Config{Listen: []string{"127.0.0.1:81"}, ControlSocket: "/run/a", LogFormat: "auto"}, []string{"listen"}},
 		{"listen added, metrics, log", Config{Listen: []string{"127.0.0.1:80", "unix:/x"}, ControlSocket: "/run/a", MetricsListen: ":9", LogFormat: "text"},
 			[]string{"listen", "metrics-listen", "log-format"}},
+		{"hold-body", Config{Listen: []string{"127.0.0.1:80"}, ControlSocket: "/run/a", LogFormat: "auto", Pool: prefork.Config{HoldBody: 1 << 20}},
+			[]string{"hold-body"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			next := tc.next
 			if got := KeepStartOnly(running, &next); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if !reflect.DeepEqual(next.Listen, running.Listen) || next.LogFormat != running.LogFormat || next.MetricsListen != running.MetricsListen {
-				t.Errorf("got next %+v, want the running sockets and log format kept", next)
+			if !reflect.DeepEqual(next.Listen, running.Listen) || next.LogFormat != running.LogFormat || next.MetricsListen != running.MetricsListen ||
+				next.Pool.HoldBody != running.Pool.HoldBody {
+				t.Errorf("got next %+v, want the running sockets, log format and hold-body kept", next)
 			}
 		})
 	}

@@ -74,7 +74,7 @@ func newFlagSet(c *Config) (*flag.FlagSet, *rawValues) {
 	intVar(&p.MaxConnPerChild, "max-conn-per-child", 0, "recycle a child after about `N` connections (0: never)")
 	durationVar(&p.PingInterval, "ping-interval", p.PingInterval, "ping an idle child not heard from for `D`")
 	durationVar(&p.PingTimeout, "ping-timeout", p.PingTimeout, "kill a child that does not answer a ping or an order within `D`")
-	durationVar(&p.StartTimeout, "start-timeout", p.StartTimeout, "kill a child that does not say hello within `D`")
+	durationVar(&p.StartTimeout, "start-timeout", p.StartTimeout, "kill a new child that has not said hello and become idle within `D` of its start")
 	durationVar(&p.BusyTimeout, "busy-timeout", 0, "SIGQUIT a child busy with one connection for `D` (0: never)")
 	durationVar(&p.SlowRequest, "slow-request", 0, "log a child busy with one connection for longer than `D` (0: never)")
 	durationVar(&p.BusyKillGrace, "busy-kill-grace", p.BusyKillGrace, "SIGKILL it `D` after the SIGQUIT")

@@ -2,11 +2,12 @@ package config
 
 import "slices"
 
-// KeepStartOnly handles the settings a reload cannot apply (the sockets and
-// the log format, set up once at start): it returns the keys whose value in
-// next differs from running, and copies running's values into next, so next
-// describes what actually runs. It returns nil if none differ. (accept is
-// refused by the pool itself on reload.)
+// KeepStartOnly handles the settings a reload cannot apply (the sockets,
+// the log format and the http filter's body bound, set up once at start):
+// it returns the keys whose value in next differs from running, and copies
+// running's values into next, so next describes what actually runs. It
+// returns nil if none differ. (accept and accept-filter are refused by the
+// pool itself on reload.)
 func KeepStartOnly(running, next *Config) []string {
 	var keys []string
 	if !slices.Equal(running.Listen, next.Listen) {
@@ -36,6 +37,10 @@ func KeepStartOnly(running, next *Config) []string {
 	if running.LogFormat != next.LogFormat {
 		keys = append(keys, "log-format")
 		next.LogFormat = running.LogFormat
+	}
+	if running.Pool.HoldBody != next.Pool.HoldBody { // the holder's bound, set with the filter at start
+		keys = append(keys, "hold-body")
+		next.Pool.HoldBody = running.Pool.HoldBody
 	}
 	return keys
 }

@@ -92,7 +92,10 @@ func (c *Config) loadTLS() error {
 }
 
 // tlsFits checks that certs and keys pair up by name, name listeners that
-// --listen gives, and suit the worker.
+// --listen gives, and suit the worker. It returns nil, or an *Error: for
+// tls-cert in shared mode or with --exec; for tls-key naming the first
+// name, in sorted order, that has a certificate and no key; for tls-cert
+// naming the first that has a key and no certificate; or tlsNames's.
 func (c *Config) tlsFits(certs, keys map[string]string) error {
 	switch {
 	case c.Pool.Mode == protocol.Shared:
@@ -100,12 +103,12 @@ func (c *Config) tlsFits(certs, keys map[string]string) error {
 	case len(c.Exec) > 0:
 		return &Error{Key: "tls-cert", Err: errors.New("--exec programs read the plain connection: TLS needs the built-in handler or a worker COMMAND that announces tls")}
 	}
-	for name := range certs {
+	for _, name := range sortedKeys(certs) { // sorted: the same name every run
 		if _, ok := keys[name]; !ok {
 			return &Error{Key: "tls-key", Err: fmt.Errorf("none for %s (--tls-cert %q): give --tls-key %s", forName(name), certs[name], pairHint(name))}
 		}
 	}
-	for name := range keys {
+	for _, name := range sortedKeys(keys) {
 		if _, ok := certs[name]; !ok {
 			return &Error{Key: "tls-cert", Err: fmt.Errorf("none for %s (--tls-key %q): give --tls-cert %s", forName(name), keys[name], pairHint(name))}
 		}
@@ -122,6 +125,8 @@ func pairHint(name string) string {
 
 // tlsNames checks, when --listen gives the sockets, that every NAME is
 // one of theirs (under systemd the pool checks, once it has the sockets).
+// It returns nil, or an *Error for tls-cert naming the first unknown name
+// in sorted order.
 func (c *Config) tlsNames(certs map[string]string) error {
 	if len(c.Listen) == 0 {
 		return nil

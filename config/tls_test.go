@@ -91,3 +91,39 @@ func TestTLSKeysInFile(t *testing.T) {
 		t.Fatalf("got %v, want pool.conf:2: tls-cert: ...", err)
 	}
 }
+
+// TestTLSFitsNamesFirstSorted: with several unpaired or unknown names, the
+// exit-78 message names the first in sorted order, every time, not the
+// one a map's iteration happened to reach first.
+func TestTLSFitsNamesFirstSorted(t *testing.T) {
+	many := func(prefix string) map[string]string {
+		m := map[string]string{}
+		for _, n := range []string{"h", "c", "f", "a", "g", "d", "b", "e"} {
+			m[prefix+n] = "/" + prefix + n + ".pem"
+		}
+		return m
+	}
+	listen := []string{"web=127.0.0.1:0", "api=127.0.0.1:0"}
+	for _, tc := range []struct {
+		name        string
+		listen      []string
+		certs, keys map[string]string
+		key, want   string
+	}{
+		{"certs without keys", nil, many(""), nil, "tls-key", "none for listener a "},
+		{"keys without certs", nil, nil, many(""), "tls-cert", "none for listener a "},
+		{"the pair for every listener first", nil, map[string]string{"": "/all.pem", "b": "/b.pem"}, nil, "tls-key", "none for the pair for every listener "},
+		{"names no --listen has", listen, many("x"), many("x"), "tls-cert", `no --listen is named "xa"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Config{Listen: tc.listen}
+			for range 20 { // a map's order changes from one range to the next
+				err := c.tlsFits(tc.certs, tc.keys)
+				var ce *Error
+				if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("got %v, want an error for key %s saying %q", err, tc.key, tc.want)
+				}
+			}
+		})
+	}
+}

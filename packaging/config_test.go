@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,159 @@ func TestCheckConfig(t *testing.T) {
 				t.Errorf("got exit %d %q, want exit %d naming %q", exit, out, c.wantExit, c.wantText)
 			}
 		})
+	}
+}
+
+// opsFlagRow is a row of docs/operations.md's flag table: "| `--name ARG` |
+// default | allowed | meaning |".
+var opsFlagRow = regexp.MustCompile("(?m)^\\| `--([a-z][a-z-]*)[^`]*` \\| ([^|]*) \\|")
+
+// TestOperationsFlagTable: docs/operations.md's flag table has one row for
+// every flag of actd and none for another, and each row's default is the
+// flag's: the first `code` of the default cell, or for a flag whose default
+// is the zero value, a cell that starts with none, off, `0` or `off`.
+func TestOperationsFlagTable(t *testing.T) {
+	table := mdSection(t, readDoc(t, "../docs/operations.md"), "## Flags and the config file")
+	rows := map[string]string{}
+	for _, m := range opsFlagRow.FindAllStringSubmatch(table, -1) {
+		if _, dup := rows[m[1]]; dup {
+			t.Errorf("docs/operations.md: two rows for --%s", m[1])
+		}
+		rows[m[1]] = strings.TrimSpace(m[2])
+	}
+	flags := actdFlags(t)
+	described := describedDefaults(t)
+	known := map[string]bool{}
+	for _, f := range flags {
+		known[f.name] = true
+		t.Run(f.name, func(t *testing.T) {
+			cell, ok := rows[f.name]
+			if !ok {
+				t.Fatalf("docs/operations.md: no row for --%s", f.name)
+			}
+			if words, ok := described[f.name]; ok {
+				if plain := strings.ReplaceAll(cell, "`", ""); !strings.Contains(plain, words) {
+					t.Errorf("docs/operations.md: --%s default %q, want %q as --help says", f.name, cell, words)
+				}
+				return
+			}
+			if got := firstCode(cell); !sameDefault(got, f.def) && !(f.def == "" && zeroDefault(cell)) {
+				t.Errorf("docs/operations.md: --%s default %q, want %q", f.name, cell, f.def)
+			}
+		})
+	}
+	for name := range rows {
+		if !known[name] {
+			t.Errorf("docs/operations.md: a row for --%s, which is no flag of actd", name)
+		}
+	}
+}
+
+// describedDefaults returns, by flag name, the defaults config.Usage
+// describes in words ("(default: combined plus %D)") rather than gives.
+func describedDefaults(t *testing.T) map[string]string {
+	t.Helper()
+	var buf bytes.Buffer
+	config.Usage(&buf)
+	words := map[string]string{}
+	re := regexp.MustCompile(`^  --([a-z][a-z-]*) .*\(default: ([^;)]*)[;)]`)
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if m := re.FindStringSubmatch(line); m != nil {
+			words[m[1]] = m[2]
+		}
+	}
+	return words
+}
+
+// firstCode returns the first `code` span of a markdown cell, or its first
+// word if it has none.
+func firstCode(cell string) string {
+	_, rest, ok := strings.Cut(cell, "`")
+	if !ok {
+		word, _, _ := strings.Cut(cell, " ")
+		return word
+	}
+	code, _, _ := strings.Cut(rest, "`")
+	return code
+}
+
+// zeroDefault reports whether a default cell says "no value": none, off
+// or `0`.
+func zeroDefault(cell string) bool {
+	for _, p := range []string{"none", "off", "`0`", "`off`", "`none`"} {
+		if strings.HasPrefix(cell, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameDefault reports whether doc, as the table writes a default, is the
+// flag's default def: the same text, the same duration (60s and 1m0s),
+// off for false, or any text for a default read from the environment
+// ($RUNTIME_DIRECTORY).
+func sameDefault(doc, def string) bool {
+	if doc == def || doc == "off" && def == "false" || strings.Contains(def, "$") {
+		return true
+	}
+	a, err1 := time.ParseDuration(doc)
+	b, err2 := time.ParseDuration(def)
+	return err1 == nil && err2 == nil && a == b
+}
+
+// TestOperationsReloadTable: docs/operations.md's table of what a reload
+// changes names every flag but config in exactly one column, and its last
+// column ("needs a restart") is what the code keeps at its running value
+// (config.KeepStartOnly, config/restart.go) and what the pool refuses to
+// change (accept, accept-filter).
+func TestOperationsReloadTable(t *testing.T) {
+	section := mdSection(t, readDoc(t, "../docs/operations.md"), "### What a reload (SIGHUP) changes")
+	var cells []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			cells = strings.Split(strings.Trim(line, "| "), " | ")
+		}
+	}
+	if len(cells) != 3 {
+		t.Fatalf("docs/operations.md, What a reload changes: got row %q, want one row of 3 columns", cells)
+	}
+	inCell := func(cell, name string) bool {
+		if strings.Contains(cell, "`"+name+"`") {
+			return true
+		}
+		for _, m := range regexp.MustCompile("`([a-z]+)-\\*`").FindAllStringSubmatch(cell, -1) {
+			if strings.HasPrefix(name, m[1]+"-") {
+				return true
+			}
+		}
+		return false
+	}
+	restart := found(regexp.MustCompile(`append\(keys, "([a-z-]+)"\)`), readDoc(t, "../config/restart.go"), 1)
+	if len(restart) < 5 {
+		t.Fatalf("got keys %v from config/restart.go, want the 8 of KeepStartOnly: has the pattern gone stale?", restart)
+	}
+	restart = append(restart, "accept", "accept-filter")
+	for _, f := range actdFlags(t) {
+		if f.name == "config" {
+			continue
+		}
+		var cols []int
+		for i, c := range cells {
+			if inCell(c, f.name) {
+				cols = append(cols, i)
+			}
+		}
+		want := 0 // applies at once or to the new generation: column 0 or 1
+		if slices.Contains(restart, f.name) {
+			want = 2
+		}
+		switch {
+		case len(cols) != 1:
+			t.Errorf("--%s is in columns %v of the reload table, want exactly one", f.name, cols)
+		case want == 2 && cols[0] != 2:
+			t.Errorf("--%s is in column %d of the reload table, want the last (needs a restart): the code keeps it", f.name, cols[0])
+		case want == 0 && cols[0] == 2:
+			t.Errorf("--%s is under \"needs a restart\", but a reload applies it", f.name)
+		}
 	}
 }

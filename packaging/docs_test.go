@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/actd/actd/protocol"
 )
 
 // The names the code defines, found in its source wherever it moves to.
@@ -193,5 +195,67 @@ func TestDebShipsDocs(t *testing.T) {
 				t.Errorf("usr/share/doc/actd/%s.gz: got %d bytes, want docs/%s (%d bytes)", doc, len(got), doc, len(want))
 			}
 		})
+	}
+}
+
+// TestManPageSaysWhatReloadRuns: what `systemctl reload` runs is the
+// shipped units' ExecReload=, and the man page's SIGNALS section says so
+// by name (it once said systemctl reload sends SIGHUP).
+func TestManPageSaysWhatReloadRuns(t *testing.T) {
+	signals := manSection(t, readDoc(t, "man/actd.8"), "SIGNALS")
+	for _, unit := range []string{"actd.service", "actd@.service"} {
+		t.Run(unit, func(t *testing.T) {
+			exec := values(readUnit(t, unit), "Service", "ExecReload")
+			if len(exec) != 1 {
+				t.Fatalf("%s: got ExecReload=%q, want one command", unit, exec)
+			}
+			cmd := strings.Fields(exec[0])
+			if len(cmd) < 2 {
+				t.Fatalf("%s: ExecReload=%s, want actd and a subcommand", unit, exec[0])
+			}
+			said := regexp.MustCompile(`(?s)\.B systemctl reload\n[^.]*\.BR ExecReload= ,\n\.BR "` +
+				regexp.QuoteMeta(filepath.Base(cmd[0])+" "+strings.Join(cmd[1:], " ")) + `" [.,]`)
+			if !said.MatchString(signals) {
+				t.Errorf("actd.8, SIGNALS: does not say that systemctl reload runs %s's ExecReload=%s", unit, exec[0])
+			}
+		})
+	}
+}
+
+// TestDocsListStrippedEnvironment: the variables a child does not inherit
+// from the master (protocol.MasterEnv) but are not set afresh (no row of
+// docs/protocol.md's environment table) are the ones protocol.md's
+// Environment section and the man page's "Set for every child" name as
+// left out, and neither names another as left out.
+func TestDocsListStrippedEnvironment(t *testing.T) {
+	envSrc := readDoc(t, "../protocol/fds.go") + readDoc(t, "../protocol/access.go")
+	set := map[string]bool{}
+	for _, name := range found(envConst, envSrc, 1) {
+		set[name] = true
+	}
+	var want []string
+	for _, name := range protocol.MasterEnv {
+		if !set[name] {
+			want = append(want, name)
+		}
+	}
+	slices.Sort(want)
+	if len(want) < 4 {
+		t.Fatalf("got %v left out and not set afresh, want systemd's 4 (NOTIFY_SOCKET, WATCHDOG_*, FDSTORE)", want)
+	}
+	upper := regexp.MustCompile(`\b[A-Z][A-Z_]{3,}\b`)
+	section := mdSection(t, readDoc(t, "../docs/protocol.md"), "### Environment")
+	intro, _, _ := strings.Cut(section, "| variable |")
+	_, without, _ := strings.Cut(intro, "without")
+	without, _, _ = strings.Cut(without, "below")
+	man := manSection(t, readDoc(t, "man/actd.8"), "ENVIRONMENT")
+	_, manWithout, _ := strings.Cut(man, "own environment without")
+	manWithout, _, _ = strings.Cut(manWithout, "variables below")
+	for doc, text := range map[string]string{"docs/protocol.md, Environment": without, "actd.8, Set for every child": manWithout} {
+		got := found(upper, text, 0)
+		got = slices.DeleteFunc(got, func(n string) bool { return set[n] && !slices.Contains(want, n) })
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: names %v as left out of a child's environment, want %v (protocol.MasterEnv less what the master sets)", doc, got, want)
+		}
 	}
 }

@@ -214,7 +214,8 @@ func TestNonObviousDirectivesAreCommented(t *testing.T) {
 // connections as the master holds by default, and $FDSTORE tells actd that
 // size on systemd 252 (issue 22). The default max-held (0) is the fd
 // budget up to prefork's maxAutoHeld, which prefork's
-// TestUnitsStoreAutoHeld pins to FileDescriptorStoreMax= here.
+// TestUnitsStoreAutoHeld pins to FileDescriptorStoreMax= here; and
+// docs/operations.md gives the units' figures.
 func TestFDStoreInStepWithMaxHeld(t *testing.T) {
 	for _, file := range []string{"actd.service", "actd@.service"} {
 		opts := readUnit(t, file)
@@ -224,6 +225,12 @@ func TestFDStoreInStepWithMaxHeld(t *testing.T) {
 		}
 		if got := values(opts, "Service", "Environment"); !slices.Contains(got, "FDSTORE="+max[0]) {
 			t.Errorf("%s: Environment=%q, want FDSTORE=%s (FileDescriptorStoreMax=)", file, got, max[0])
+		}
+		ops := strings.Join(strings.Fields(mdSection(t, readDoc(t, "../docs/operations.md"), "### When the master dies")), " ")
+		for _, want := range []string{"`FileDescriptorStoreMax=" + max[0] + "`", "`Environment=FDSTORE=" + max[0] + "`"} {
+			if !strings.Contains(ops, want) {
+				t.Errorf("docs/operations.md, When the master dies: does not say %s, as %s has it", want, file)
+			}
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // deadlineLimits are the durations due enforces, taken from Config once per
 // tick (Config.deadlines).
 type deadlineLimits struct {
-	Start     time.Duration // --start-timeout: hello, then ready
+	Start     time.Duration // --start-timeout: hello and ready, from the start
 	Ping      time.Duration // --ping-timeout: an answer to a ping or an order
 	PingAfter time.Duration // silence after which an idle child is pinged (pingAfter)
 	Busy      time.Duration // --busy-timeout, 0 = off
@@ -54,8 +54,8 @@ type duty struct {
 // clock and changes nothing:
 //   - doNothing for a killed slot, and for one whose deadlines are ahead;
 //   - doHung for a draining child past its deadline, one that has not said
-//     hello or become ready within Start, or one that has not answered an
-//     order within Ping;
+//     hello and become ready within Start of its start (one Start for both,
+//     not one each), or one that has not answered an order within Ping;
 //   - doPing for an idle (or standby) child silent for PingAfter with no
 //     ping outstanding; doPingLost when its ping is older than Ping;
 //   - for a busy child, slow set once per busy spell past Slow, and doQuit
@@ -67,9 +67,9 @@ func due(s *slot, now time.Time, l deadlineLimits) duty {
 		return duty{}
 	case !s.deadline.IsZero() && now.After(s.deadline):
 		return duty{act: doHung, why: "did not exit when told"}
-	case s.state == starting && age > l.Start:
+	case s.state == starting && now.Sub(s.started) > l.Start:
 		return duty{act: doHung, why: fmt.Sprintf("no hello within %v", l.Start)}
-	case s.state == greeted && age > l.Start:
+	case s.state == greeted && now.Sub(s.started) > l.Start:
 		return duty{act: doHung, why: fmt.Sprintf("hello but not ready within %v", l.Start)}
 	case s.state == ordered || s.state == moving:
 		if age > l.Ping {

@@ -17,7 +17,7 @@ func TestDue(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	for _, tc := range []struct {
 		name string
-		s    slot // since = t0 unless set
+		s    slot // since and started = t0 unless set
 		now  time.Time
 		l    deadlineLimits
 		want duty
@@ -25,6 +25,8 @@ func TestDue(t *testing.T) {
 		{"starting within start-timeout", slot{state: starting}, at(5 * time.Second), l, duty{}},
 		{"starting past start-timeout", slot{state: starting}, at(5*time.Second + 1), l, duty{act: doHung, why: "no hello within 5s"}},
 		{"greeted past start-timeout", slot{state: greeted}, at(6 * time.Second), l, duty{act: doHung, why: "hello but not ready within 5s"}},
+		{"greeted in time, started too long ago", slot{state: greeted, since: at(4 * time.Second)}, at(5*time.Second + 1), l, duty{act: doHung, why: "hello but not ready within 5s"}},
+		{"greeted within start-timeout of its start", slot{state: greeted, since: at(4 * time.Second)}, at(5 * time.Second), l, duty{}},
 		{"killed: nothing, whatever is due", slot{state: starting, fate: killed, deadline: at(time.Second)}, at(time.Hour), l, duty{}},
 		{"draining within its deadline", slot{state: idle, fate: draining, heard: at(0), deadline: at(2 * time.Second)}, at(2 * time.Second), l, duty{}},
 		{"draining past its deadline", slot{state: busy, fate: draining, deadline: at(2 * time.Second)}, at(2*time.Second + 1), l, duty{act: doHung, why: "did not exit when told"}},
@@ -53,6 +55,9 @@ func TestDue(t *testing.T) {
 			s := tc.s
 			if s.since.IsZero() {
 				s.since = t0
+			}
+			if s.started.IsZero() {
+				s.started = t0
 			}
 			if got := due(&s, tc.now, tc.l); got != tc.want {
 				t.Errorf("due(%v, +%v) = %+v, want %+v", s.state, tc.now.Sub(t0), got, tc.want)

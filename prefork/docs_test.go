@@ -171,7 +171,8 @@ func parsed(t *testing.T, dir string, mode parser.Mode) []*ast.File {
 	return files
 }
 
-// TestDocFiles: doc.go's file list names every file of the package.
+// TestDocFiles: doc.go's file list names every file of the package, and
+// doc.go names no file the package does not have.
 func TestDocFiles(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	if err != nil {
@@ -187,6 +188,11 @@ func TestDocFiles(t *testing.T) {
 		}
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(f) + `\b`).Match(doc) {
 			t.Errorf("doc.go's file list does not name %s", f)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\b[a-z]+\.go\b`).FindAll(doc, -1) {
+		if _, err := os.Stat(string(m)); err != nil {
+			t.Errorf("doc.go names %s, which is no file of the package", m)
 		}
 	}
 }
@@ -217,14 +223,68 @@ func TestEpollKindsDocumented(t *testing.T) {
 	if len(kinds) == 0 {
 		t.Fatal("no kind constants in poller.go")
 	}
-	documented := regexp.MustCompile("(?m)^\\|[^|\\n]*\\| `(kind\\w+)` \\|").FindAllSubmatch(doc, -1)
+	documented := regexp.MustCompile("(?m)^\\|[^|\\n]*\\| `(kind\\w+)` \\| ([^\\n]*) \\|$").FindAllSubmatch(doc, -1)
 	var got []string
+	readable := map[string]string{}
 	for _, m := range documented {
 		got = append(got, string(m[1]))
+		readable[string(m[1])] = string(m[2])
 	}
 	slices.Sort(kinds)
 	slices.Sort(got)
 	if !slices.Equal(got, kinds) {
 		t.Errorf("docs/architecture.md's epoll table names %v, want poller.go's kinds %v", got, kinds)
 	}
+	handlers := handledBy(t)
+	if len(handlers) < 5 {
+		t.Fatalf("got handlers %v from Pool.handle in pool.go, want one per kind it takes: has it moved?", handlers)
+	}
+	for kind, method := range handlers {
+		if cell, ok := readable[kind]; ok && !strings.Contains(cell, "`"+method+"`") {
+			t.Errorf("docs/architecture.md's epoll table, %s: %q does not name `%s`, which Pool.handle calls", kind, cell, method)
+		}
+	}
+}
+
+// handledBy returns, for each kind a case of Pool.handle (pool.go) takes,
+// the name of the method or function the case calls first.
+func handledBy(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "pool.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		fn, ok := n.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "handle" || fn.Recv == nil {
+			return true
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			cc, ok := n.(*ast.CaseClause)
+			if !ok || len(cc.Body) == 0 {
+				return true
+			}
+			var name string
+			ast.Inspect(cc.Body[0], func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok && name == "" {
+					switch fun := call.Fun.(type) {
+					case *ast.SelectorExpr:
+						name = fun.Sel.Name
+					case *ast.Ident:
+						name = fun.Name
+					}
+				}
+				return name == ""
+			})
+			for _, e := range cc.List {
+				if id, ok := e.(*ast.Ident); ok && strings.HasPrefix(id.Name, "kind") {
+					calls[id.Name] = name
+				}
+			}
+			return false
+		})
+		return false
+	})
+	return calls
 }

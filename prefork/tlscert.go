@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -9,13 +10,14 @@ import (
 // or nil for none. certs maps a listener's name to its bundle (the chain
 // PEM then the private key PEM, docs/operations.md, "TLS"), the name ""
 // to the bundle of every listener without one of its own. It returns a
-// *FieldError for tls-cert when a name is no listener's.
+// *FieldError for tls-cert naming, when names are no listener's, the first
+// of them in sorted order.
 func tlsFor(certs map[string][]byte, listeners []*listener) ([][]byte, error) {
 	names := make([]string, len(listeners))
 	for i, l := range listeners {
 		names[i] = l.Name
 	}
-	for name := range certs {
+	for _, name := range slices.Sorted(maps.Keys(certs)) { // sorted: the same name every run
 		if name != "" && !slices.Contains(names, name) {
 			return nil, &FieldError{Field: "tls-cert", Value: name + "=...",
 				Allowed: fmt.Sprintf("for a listener by its name, one of %q", names)}

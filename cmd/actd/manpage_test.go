@@ -111,3 +111,68 @@ func macroWords(s string) []string {
 	}
 	return words
 }
+
+// TestHandlerAnswersDocumented: every status the built-in handler answers
+// to a request it refuses (a return of readRequest's files) is named where
+// the man page and docs/operations.md describe --handler.
+func TestHandlerAnswersDocumented(t *testing.T) {
+	status := regexp.MustCompile(`(?m)^\s*return .*\b([45]\d\d)\)?(\s*//.*)?$`)
+	var codes []string
+	for _, f := range []string{"httpd_request.go", "httpd_chunked.go"} {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range status.FindAllStringSubmatch(string(src), -1) {
+			codes = append(codes, m[1])
+		}
+	}
+	slices.Sort(codes)
+	codes = slices.Compact(codes)
+	if len(codes) < 6 {
+		t.Fatalf("got statuses %v from readRequest's files, want 400, 408, 413, 414, 431, 501, 505: has the pattern gone stale?", codes)
+	}
+	_, man, _ := strings.Cut(manSection(t, "OPTIONS"), `.BI \-\-handler " http"`)
+	man, _, _ = strings.Cut(man, "\n.TP\n")
+	ops, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `--handler NAME` \\|.*$").FindString(string(ops))
+	for doc, text := range map[string]string{"actd.8, --handler": man, "docs/operations.md, --handler": row} {
+		if text == "" {
+			t.Errorf("%s: not found", doc)
+			continue
+		}
+		for _, c := range codes {
+			if !regexp.MustCompile(`\b` + c + `\b`).MatchString(text) {
+				t.Errorf("%s does not name %s, which the built-in handler answers", doc, c)
+			}
+		}
+	}
+}
+
+// TestArchitectureCommandLine: docs/architecture.md's "Command line" block
+// has a line for every subcommand, with the arguments usage gives it, and
+// for help.
+func TestArchitectureCommandLine(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "\n## Command line\n\n```\n")
+	block, _, _ = strings.Cut(block, "```")
+	if block == "" {
+		t.Fatal("docs/architecture.md: no code block under \"## Command line\"")
+	}
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	for _, c := range append(commands, command{name: "help"}) {
+		want := strings.TrimSpace("actd " + c.name + " " + c.args)
+		if !slices.ContainsFunc(lines, func(l string) bool { return l == want || strings.HasPrefix(l, want+" ") }) {
+			t.Errorf("docs/architecture.md, Command line: no line %q", want)
+		}
+	}
+}
