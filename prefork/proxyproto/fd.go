@@ -61,11 +61,22 @@ func Take(fd int, buf []byte) (Header, Status, error) {
 	case n == 0:
 		return Header{}, Invalid, errGone
 	}
-	h, st := Parse(buf[:n])
+	return TakePeeked(fd, buf[:n])
+}
+
+// TakePeeked is Take for a caller that peeked already: peeked holds the
+// bytes at the start of connection fd, still the socket's (empty: none
+// came yet). For a complete header it reads exactly the header's bytes
+// into the start of peeked (the same bytes again), so that one peek
+// serves the header and what the caller judges after it
+// (peeked[Header.Len:]). It returns what Take returns, with no system call
+// but that read.
+func TakePeeked(fd int, peeked []byte) (Header, Status, error) {
+	h, st := Parse(peeked)
 	if st != Complete {
 		return h, st, nil
 	}
-	got, err := recv(fd, buf[:h.Len], 0)
+	got, err := recv(fd, peeked[:h.Len], 0)
 	if err != nil || got != h.Len { // peeked bytes are in the queue: a short read is a bug or a reset
 		return Header{}, Invalid, errGone
 	}
