@@ -31,6 +31,7 @@ func init() { acceptedPeer.fd = -1 }
 // of the connection in hand; a family other than IPv4 and IPv6 records
 // none.
 func setPeer(fd int, rsa *unix.RawSockaddrAny) {
+	forgetScreened() // peeked.go: a new connection
 	ap, ok := inetAddrPort(rsa)
 	acceptedPeer.mu.Lock()
 	if ok {
@@ -44,6 +45,7 @@ func setPeer(fd int, rsa *unix.RawSockaddrAny) {
 // forgetPeer drops the record: the connection in hand was not accepted
 // here (its fd may have the number of the last one that was).
 func forgetPeer() {
+	forgetScreened() // peeked.go
 	acceptedPeer.mu.Lock()
 	acceptedPeer.fd = -1
 	acceptedPeer.mu.Unlock()

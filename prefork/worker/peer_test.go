@@ -60,7 +60,8 @@ func TestAcceptedPeer(t *testing.T) {
 
 // TestScreenOnePeek: a screening child's one peek serves the PROXY header
 // and the readiness rule: a header and a whole request in one segment are
-// served, the header read and the request left in the socket; a header
+// served, the header read and the request left in the socket, which
+// Peeked shows the handler until the next connection; a header
 // alone, or with part of a request, goes to the master with the header's
 // address, the header read; a header's beginning goes unread, without
 // an address; a malformed one closes the connection.
@@ -112,6 +113,13 @@ func TestScreenOnePeek(t *testing.T) {
 				defer unix.Close(fd)
 				if got := clientOf(fd); got != tc.addr {
 					t.Errorf("client %q, want %q", got, tc.addr)
+				}
+				if got := string(Peeked(fd)); got != tc.left {
+					t.Errorf("Peeked %q, want %q", got, tc.left)
+				}
+				forgetPeer() // as a connection handed over next does
+				if got := Peeked(fd); got != nil {
+					t.Errorf("Peeked after a hand-over %q, want nil", got)
 				}
 			}
 			if tc.kept {

@@ -171,6 +171,7 @@ func (sc *screener) look(fd, l int) (bool, error) {
 		}
 	}
 	if sc.ready(l, rest) {
+		setScreened(fd, rest) // peeked.go: the handler's first peek
 		return true, nil
 	}
 	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady, Addr: addr}, fd)
