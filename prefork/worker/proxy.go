@@ -195,9 +195,10 @@ func (sc *screener) screenHeader(fd, l int, peeked []byte) (addr string, skip in
 		unix.Close(fd)
 		return "", 0, false, nil
 	}
-	setClient(fd, addrText(h.Addr))
 	if h.Addr.IsValid() {
-		return h.Addr.String(), h.Len, true, nil
+		text := h.Addr.String() // once, for the client in hand and a Keep
+		setClient(fd, text)
+		return text, h.Len, true, nil
 	}
 	p, _ := peerAddrPort(fd)
 	return addrText(p), h.Len, true, nil
