@@ -28,21 +28,6 @@ func Peer(fd int) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// PeerPort is Peer with the port, the zero value if unknown.
-func PeerPort(fd int) netip.AddrPort {
-	sa, err := unix.Getpeername(fd)
-	if err != nil {
-		return netip.AddrPort{}
-	}
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
-	}
-	return netip.AddrPort{}
-}
-
 // Take looks for a header at the start of connection fd without waiting:
 // it peeks (MSG_PEEK|MSG_DONTWAIT) into buf (at least MaxHeader bytes),
 // and for a complete header reads exactly its bytes, so the request after
