@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
@@ -20,6 +19,7 @@ type handlerLog struct {
 	log    *accesslog.Logger // nil: off
 	e      accesslog.Entry   // the request in hand; its Header reads what requestRules kept
 	inHand bool              // a request line came since the last done
+	remote []byte            // the client's text, for open
 }
 
 // newHandlerLog returns the access log the master's environment asks for.
@@ -32,11 +32,19 @@ func newHandlerLog() *handlerLog {
 	return &handlerLog{log: l}
 }
 
-// open takes connection fd: its client's address.
+// open takes connection fd: its client's address, as worker.RemoteAddrPort
+// knows it (no system call for a connection the child accepted), a new
+// string only when it differs from the last connection's.
 func (h *handlerLog) open(fd int) {
-	if h.log != nil {
-		h.e.Remote = peerAddr(fd)
+	if h.log == nil {
+		return
 	}
+	if ap := worker.RemoteAddrPort(fd); ap.IsValid() {
+		h.remote = ap.AppendTo(h.remote[:0])
+		keep(&h.e.Remote, h.remote)
+		return
+	}
+	h.e.Remote = "-"
 }
 
 // openAddr takes a connection from client (HOST:PORT, or "-").
@@ -87,14 +95,4 @@ func (h *handlerLog) done(status int, bytes int64) {
 	if err := h.log.Log(&h.e); err != nil {
 		fmt.Fprintf(os.Stderr, "actd child %d: %v\n", os.Getpid(), err)
 	}
-}
-
-// peerAddr returns the client as HOST:PORT: the address its PROXY header
-// gave, else the socket's peer; "-" for a peer without an address (a unix
-// socket).
-func peerAddr(fd int) string {
-	if a, ok := worker.RemoteAddr(fd).(*net.TCPAddr); ok {
-		return a.String()
-	}
-	return "-"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net"
 	"os"
 	"strconv"
@@ -13,11 +14,16 @@ import (
 // itself: "slot=K pid=P\n", kept alive or closing. Under
 // --proxy-protocol-from (ACTD_PROXY_FROM set) the body names the client
 // too, " client=HOST:PORT" before the newline: the address its PROXY
-// header gave, else the socket's peer; so they are made again for each
-// connection then, and once for all otherwise.
+// header gave, else the socket's peer. They are made once for all
+// otherwise; under the setting, made again in place (no allocation once
+// the buffers have grown) for a connection whose client differs from the
+// last one's, and not asked of the kernel: worker.RemoteAddrPort knows it.
 type replies struct {
 	prefix  string // "slot=K pid=P"
 	proxied bool   // the body names the client
+	client  []byte // the client the replies name (proxied)
+	made    bool   // keep and closing name client
+	scratch []byte // the next client's text
 	keep    []byte
 	closing []byte
 	size    int // the body's length
@@ -26,15 +32,22 @@ type replies struct {
 func newReplies() *replies {
 	a := &replies{prefix: "slot=" + os.Getenv(protocol.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())}
 	_, a.proxied = os.LookupEnv(protocol.EnvProxyFrom)
-	a.make("")
+	a.make(nil, false)
 	return a
 }
 
 // open readies the replies for connection fd.
 func (a *replies) open(fd int) {
-	if a.proxied {
-		a.openAddr(worker.RemoteAddr(fd))
+	if !a.proxied {
+		return
 	}
+	ap := worker.RemoteAddrPort(fd)
+	if !ap.IsValid() { // a unix socket's peer, or unknown
+		a.openAddr(worker.RemoteAddr(fd))
+		return
+	}
+	a.scratch = ap.AppendTo(a.scratch[:0])
+	a.name(a.scratch)
 }
 
 // openAddr readies the replies for a connection whose client is addr (a
@@ -48,14 +61,43 @@ func (a *replies) openAddr(addr net.Addr) {
 	if addr != nil {
 		client = addr.String()
 	}
-	a.make(" client=" + client)
+	a.scratch = append(a.scratch[:0], client...)
+	a.name(a.scratch)
 }
 
-// make builds both responses with extra after the body's prefix.
-func (a *replies) make(extra string) {
-	body := a.prefix + extra + "\n"
-	a.size = len(body)
-	head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
-	a.keep = append(append(a.keep[:0], head+"\r\n"...), body...)
-	a.closing = append(append(a.closing[:0], head+"Connection: close\r\n\r\n"...), body...)
+// name makes the replies name client, unless they do already.
+func (a *replies) name(client []byte) {
+	if a.made && bytes.Equal(client, a.client) {
+		return
+	}
+	a.client = append(a.client[:0], client...)
+	a.make(a.client, true)
+	a.made = true
+}
+
+// make builds both responses, the body naming client if named is set.
+func (a *replies) make(client []byte, named bool) {
+	a.size = len(a.prefix) + 1
+	if named {
+		a.size += len(" client=") + len(client)
+	}
+	a.keep = a.appendReply(a.keep[:0], client, named, false)
+	a.closing = a.appendReply(a.closing[:0], client, named, true)
+}
+
+// appendReply appends one response to b, with "Connection: close" if
+// closing is set.
+func (a *replies) appendReply(b, client []byte, named, closing bool) []byte {
+	b = append(b, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(a.size), 10)
+	b = append(b, "\r\n"...)
+	if closing {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, a.prefix...)
+	if named {
+		b = append(append(b, " client="...), client...)
+	}
+	return append(b, '\n')
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/actd/actd/prefork/acceptfilter"
+	"github.com/actd/actd/prefork/worker"
 )
 
 // Exact reading (docs/protocol.md, "Accept filters: pipelined and partial
@@ -20,7 +21,8 @@ import (
 // one read). A next request that the peek shows not whole (the children's
 // rule, acceptfilter.Whole) is not read at all: the connection goes back
 // to the master (errNotWhole), which holds it until it is. The cost is one
-// recv(MSG_PEEK) per request.
+// recv(MSG_PEEK) per request, but for the first request of a connection
+// the library screened: its peek serves (worker.Peeked).
 
 // errNotWhole is the first read of a next request on a connection that may
 // go back to the master, when that request is not whole yet.
@@ -73,7 +75,7 @@ func wholeSpan(peek []byte) int {
 // else sets the span the request may read. It returns the peek's error,
 // io.EOF as a zero count.
 func (c *fdConn) first(p []byte) error {
-	n, err := peekWait(c.fd, p)
+	n, err := c.peek(p)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -84,6 +86,18 @@ func (c *fdConn) first(p []byte) error {
 	}
 	c.left = span
 	return nil
+}
+
+// peek peeks into p: for a connection's first request the library's own
+// peek when it screened the connection (worker.Peeked: the same bytes,
+// no system call), else recv(MSG_PEEK).
+func (c *fdConn) peek(p []byte) (int, error) {
+	if c.served == 0 {
+		if b := worker.Peeked(c.fd); len(b) > 0 {
+			return copy(p, b), nil
+		}
+	}
+	return peekWait(c.fd, p)
 }
 
 // limit returns p cut to what the current span still allows.

@@ -28,21 +28,6 @@ func Peer(fd int) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// PeerPort is Peer with the port, the zero value if unknown.
-func PeerPort(fd int) netip.AddrPort {
-	sa, err := unix.Getpeername(fd)
-	if err != nil {
-		return netip.AddrPort{}
-	}
-	switch sa := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(sa.Port))
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(sa.Port))
-	}
-	return netip.AddrPort{}
-}
-
 // Take looks for a header at the start of connection fd without waiting:
 // it peeks (MSG_PEEK|MSG_DONTWAIT) into buf (at least MaxHeader bytes),
 // and for a complete header reads exactly its bytes, so the request after
@@ -61,11 +46,22 @@ func Take(fd int, buf []byte) (Header, Status, error) {
 	case n == 0:
 		return Header{}, Invalid, errGone
 	}
-	h, st := Parse(buf[:n])
+	return TakePeeked(fd, buf[:n])
+}
+
+// TakePeeked is Take for a caller that peeked already: peeked holds the
+// bytes at the start of connection fd, still the socket's (empty: none
+// came yet). For a complete header it reads exactly the header's bytes
+// into the start of peeked (the same bytes again), so that one peek
+// serves the header and what the caller judges after it
+// (peeked[Header.Len:]). It returns what Take returns, with no system call
+// but that read.
+func TakePeeked(fd int, peeked []byte) (Header, Status, error) {
+	h, st := Parse(peeked)
 	if st != Complete {
 		return h, st, nil
 	}
-	got, err := recv(fd, buf[:h.Len], 0)
+	got, err := recv(fd, peeked[:h.Len], 0)
 	if err != nil || got != h.Len { // peeked bytes are in the queue: a short read is a bug or a reset
 		return Header{}, Invalid, errGone
 	}

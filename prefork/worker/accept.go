@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // acceptOne accepts one connection from listener fd and returns it as a
-// blocking socket fd (close-on-exec), or -1 when there is none (another
-// child took it, or the client gave up). Resource errors (EMFILE, ENFILE,
+// blocking socket fd (close-on-exec), its peer recorded (peer.go), or -1
+// when there is none (another child took it, or the client gave up). Resource errors (EMFILE, ENFILE,
 // ENOBUFS, ENOMEM) are returned for the caller to back off on; they leave the
 // connection queued.
 func acceptOne(fd int) (int, error) {
@@ -65,13 +66,18 @@ func (r *retry) record(found bool) {
 	r.skip = r.backoff
 }
 
-// accept4 is accept4(2) without the peer's address: unix.Accept4 decodes it,
-// which costs an allocation and, for IPv4 and IPv6, a getsockopt(SO_PROTOCOL)
-// per connection. Handlers that want the peer ask getpeername(2).
+// accept4 is accept4(2) that records the peer's address (setPeer) without
+// decoding it into a unix.Sockaddr: unix.Accept4 would, which costs an
+// allocation and, for IPv4 and IPv6, a getsockopt(SO_PROTOCOL) per
+// connection. The PROXY trust check and RemoteAddr then need no
+// getpeername(2).
 func accept4(fd int) (int, error) {
-	nfd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(fd), 0, 0, unix.SOCK_CLOEXEC, 0, 0)
+	var rsa unix.RawSockaddrAny
+	size := uint32(unix.SizeofSockaddrAny)
+	nfd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(fd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&size)), unix.SOCK_CLOEXEC, 0, 0)
 	if errno != 0 {
 		return -1, errno
 	}
+	setPeer(int(nfd), &rsa)
 	return int(nfd), nil
 }

@@ -171,7 +171,8 @@ func (c *conn) CloseWrite() error {
 func (c *conn) LocalAddr() net.Addr { return c.addr(unix.SYS_GETSOCKNAME) }
 
 // RemoteAddr returns the client's address: the one its PROXY header gave
-// (proxy.go), else the peer's (getpeername), nil if unknown.
+// (proxy.go), else the peer's (as accept4 gave it, else getpeername), nil
+// if unknown.
 func (c *conn) RemoteAddr() net.Addr {
 	if !c.acquire() {
 		return nil
@@ -180,7 +181,7 @@ func (c *conn) RemoteAddr() net.Addr {
 	if a := clientAddr(c.fd); a != nil { // asked while fd is this conn's
 		return a
 	}
-	return sockAddr(c.fd, unix.SYS_GETPEERNAME)
+	return peerNetAddr(c.fd)
 }
 
 func (c *conn) addr(call uintptr) net.Addr {

@@ -80,6 +80,7 @@ func serveHanded(env Env, ch channel, h connServer, keep keepServer, m protocol.
 		return err
 	}
 	setClient(fd, m.Addr) // proxy.go
+	forgetPeer()          // peer.go: fd may have the number of one accepted here
 	if keep == nil || env.terminates(l) {
 		h(fd, l)
 		return ch.send(protocol.Idle, 0, 0)

@@ -50,28 +50,15 @@ func connEnv() []string {
 }
 
 // remoteEnv returns REMOTE_ADDR and REMOTE_PORT for a TCP peer (the
-// client its PROXY header gave, proxy.go), nothing for a unix one.
+// client its PROXY header gave, proxy.go, else the peer accept4 gave,
+// peer.go), nothing for a unix one.
 func remoteEnv(fd int) []string {
-	var ip string
-	var port int
 	if ap, err := netip.ParseAddrPort(clientOf(fd)); err == nil {
 		return []string{"REMOTE_ADDR=" + ap.Addr().String(), "REMOTE_PORT=" + strconv.Itoa(int(ap.Port()))}
 	}
-	switch sa := peer(fd).(type) {
-	case *unix.SockaddrInet4:
-		ip, port = netip.AddrFrom4(sa.Addr).String(), sa.Port
-	case *unix.SockaddrInet6:
-		ip, port = netip.AddrFrom16(sa.Addr).Unmap().String(), sa.Port
-	default:
+	ap, ok := peerAddrPort(fd)
+	if !ok {
 		return nil
 	}
-	return []string{"REMOTE_ADDR=" + ip, "REMOTE_PORT=" + strconv.Itoa(port)}
-}
-
-func peer(fd int) unix.Sockaddr {
-	sa, err := unix.Getpeername(fd)
-	if err != nil {
-		return nil
-	}
-	return sa
+	return []string{"REMOTE_ADDR=" + ap.Addr().String(), "REMOTE_PORT=" + strconv.Itoa(int(ap.Port()))}
 }

@@ -76,10 +76,20 @@ func reportedClient() string {
 
 // RemoteAddr returns the client of connection fd (an FDHandler's or a
 // KeepFDHandler's): the address its PROXY header gave (a
-// *net.TCPAddr), else the socket's peer (getpeername), nil if unknown.
+// *net.TCPAddr), else the socket's peer (as accept4 gave it, peer.go, or
+// getpeername for a connection handed over), nil if unknown.
 func RemoteAddr(fd int) net.Addr {
 	if a := clientAddr(fd); a != nil {
 		return a
+	}
+	return peerNetAddr(fd)
+}
+
+// peerNetAddr returns the socket's peer of connection fd: the one accept4
+// gave, else getpeername's; nil if unknown.
+func peerNetAddr(fd int) net.Addr {
+	if ap, ok := peerOf(fd); ok {
+		return tcpAddr(ap)
 	}
 	return sockAddr(fd, unix.SYS_GETPEERNAME)
 }
@@ -94,13 +104,14 @@ func clientAddr(fd int) net.Addr {
 }
 
 // trusted reports whether connection fd, accepted on listener l, comes
-// from a peer that must send a header.
+// from a peer that must send a header: the peer accept4 gave (peer.go),
+// no getpeername.
 func (e Env) trusted(fd, l int) bool {
 	if !e.Proxy.On(l) {
 		return false
 	}
-	a, ok := proxyproto.Peer(fd)
-	return ok && e.Proxy.Trusts(l, a)
+	a, ok := peerAddrPort(fd)
+	return ok && e.Proxy.Trusts(l, a.Addr())
 }
 
 // admit makes connection fd, just accepted on listener l, the one in hand,
@@ -160,33 +171,37 @@ func addrText(a netip.AddrPort) string {
 }
 
 // screenHeader reads, for a screening child, the header connection fd
-// (accepted on listener l) owes, without waiting. It returns the address
-// to give back with a Keep ("" when no header is due: the socket's peer
-// is the client) and go. go is false when the connection is not the
-// child's to serve: closed (a header malformed or missing, a client gone),
-// or given to the master unread (Keep, NotReady) because the header is not
+// (accepted on listener l) owes, from peeked, what the child's one peek
+// found (empty: nothing yet), without waiting. It returns the address to
+// give back with a Keep ("" when no header is due: the socket's peer is
+// the client), the header's length (0 for none: peeked[skip:] is what
+// follows it) and go. go is false when the connection is not the child's
+// to serve: closed (a header malformed or missing, a client gone), or
+// given to the master unread (Keep, NotReady) because the header is not
 // whole yet. After a LOCAL header the address is the socket's peer, so
 // that the master knows the header was read.
-func (sc *screener) screenHeader(fd, l int) (addr string, ok bool, err error) {
+func (sc *screener) screenHeader(fd, l int, peeked []byte) (addr string, skip int, ok bool, err error) {
 	setClient(fd, "")
 	if !sc.env.proxies() || !sc.env.trusted(fd, l) {
-		return "", true, nil
+		return "", 0, true, nil
 	}
-	h, st, terr := proxyproto.Take(fd, sc.peek)
+	h, st, terr := proxyproto.TakePeeked(fd, peeked)
 	switch {
 	case st == proxyproto.NeedMore && terr == nil:
 		err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady}, fd)
 		unix.Close(fd)
-		return "", false, err
+		return "", 0, false, err
 	case st != proxyproto.Complete:
 		unix.Close(fd)
-		return "", false, nil
+		return "", 0, false, nil
 	}
-	setClient(fd, addrText(h.Addr))
 	if h.Addr.IsValid() {
-		return h.Addr.String(), true, nil
+		text := h.Addr.String() // once, for the client in hand and a Keep
+		setClient(fd, text)
+		return text, h.Len, true, nil
 	}
-	return addrText(proxyproto.PeerPort(fd)), true, nil
+	p, _ := peerAddrPort(fd)
+	return addrText(p), h.Len, true, nil
 }
 
 // keepMessage is the Keep that gives connection fd (from listener l) back,

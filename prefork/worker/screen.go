@@ -146,28 +146,64 @@ func (sc *screener) register(ep int, env Env, registered *bool) error {
 
 // look reports whether connection fd, just accepted on listener l, is
 // ready to serve. One that is not is the master's now (Keep, NotReady);
-// one whose client is gone is closed. Either way fd is closed then.
+// one whose client is gone is closed. Either way fd is closed then. One
+// peek serves the PROXY header, if one is owed (read then, exactly its
+// bytes), and the readiness rule on what follows it.
 func (sc *screener) look(fd, l int) (bool, error) {
-	addr, ok, err := sc.screenHeader(fd, l) // proxy.go
-	if !ok || err != nil {
-		return false, err
-	}
 	n, err := peek(fd, sc.peek)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
+		n = 0 // nothing yet
 	case err != nil || n == 0:
 		unix.Close(fd)
 		return false, nil
-	case sc.tls.on(l) != nil:
-		if acceptfilter.HelloReady(sc.peek[:n]) {
-			return true, nil
+	}
+	addr, skip, ok, err := sc.screenHeader(fd, l, sc.peek[:n]) // proxy.go
+	if !ok || err != nil {
+		return false, err
+	}
+	rest := sc.peek[skip:n]
+	if skip > 0 && n == len(sc.peek) {
+		// The header took room the request may need: look at the whole
+		// peek's worth after it, as without a header.
+		if rest, ok = sc.peekAgain(fd); !ok {
+			return false, nil
 		}
-	case sc.filter.Whole(sc.peek[:n]):
+	}
+	if sc.ready(l, rest) {
+		setScreened(fd, rest) // peeked.go: the handler's first peek
 		return true, nil
 	}
 	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady, Addr: addr}, fd)
 	unix.Close(fd)
 	return false, err
+}
+
+// peekAgain peeks at connection fd again: the bytes (none for nothing
+// yet), false with fd closed for a client gone.
+func (sc *screener) peekAgain(fd int) ([]byte, bool) {
+	n, err := peek(fd, sc.peek)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return nil, true
+	case err != nil || n == 0:
+		unix.Close(fd)
+		return nil, false
+	}
+	return sc.peek[:n], true
+}
+
+// ready applies the readiness rule of listener l to b, the bytes the
+// client sent so far (none: not ready): the TLS one (a whole ClientHello)
+// on a listener that terminates TLS, else the filter's.
+func (sc *screener) ready(l int, b []byte) bool {
+	switch {
+	case len(b) == 0:
+		return false
+	case sc.tls.on(l) != nil:
+		return acceptfilter.HelloReady(b)
+	}
+	return sc.filter.Whole(b)
 }
 
 // serve serves connection fd, accepted on listener l, and gives it back
