@@ -288,6 +288,12 @@ func request(addr, line string) (string, error) {
 		return "", err
 	}
 	defer c.Close()
+	return exchange(c, line)
+}
+
+// exchange sends line on c and returns the answer's line, trimmed, or the
+// first write or read error; it gives c a deadline 20 s on.
+func exchange(c net.Conn, line string) (string, error) {
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	if _, err := fmt.Fprintln(c, line); err != nil {
 		return "", err
