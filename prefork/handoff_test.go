@@ -63,7 +63,7 @@ func keepHTTP(delay time.Duration) worker.KeepFDHandler {
 				return false
 			}
 			if strings.Contains(fields[1], "slow") {
-				time.Sleep(delay)
+				time.Sleep(delay) // a slow request, the worker's work: the thing tested
 			}
 			body := id + " " + fields[1] + "\n"
 			keep := fields[2] == "HTTP/1.1"

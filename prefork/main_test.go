@@ -182,7 +182,7 @@ func echo(delay time.Duration) worker.Handler {
 		if acceptLog != "" {
 			logAccepted(acceptLog, line)
 		}
-		time.Sleep(delay)
+		time.Sleep(delay) // the worker's work (ACTD_TEST_DELAY): the thing tested
 		fmt.Fprintf(c, "%s %s", id, line)
 	}
 }
