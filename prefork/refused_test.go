@@ -2,8 +2,6 @@ package prefork_test
 
 import (
 	"context"
-	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -16,14 +14,8 @@ import (
 // A failed setup, or a Run still running 10 s after the start, fails t.
 func runRefused(t *testing.T, cfg prefork.Config, name string) error {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := dupListener(t, ln)
-	ln.Close()
-	cfg.Program = prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
-		Env: append(os.Environ(), envWorker+"="+name)}
+	fd, _ := loopbackListener(t)
+	cfg.Program = testProgram(name)
 	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
 	if err != nil {
 		t.Fatal(err)
