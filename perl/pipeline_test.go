@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net/http"
 	"testing"
 
 	"github.com/actd/actd/internal/pooltest"
@@ -44,14 +43,5 @@ func echo(body, extra string) string {
 
 // expectEcho reads one answer of app.psgi's /echo from r, want its body.
 func expectEcho(r *bufio.Reader, want string) error {
-	resp, err := http.ReadResponse(r, &http.Request{Method: "POST"})
-	if err != nil {
-		return err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != 200 || string(body) != want {
-		return fmt.Errorf("got %d %q (%v), want 200 %q", resp.StatusCode, body, err, want)
-	}
-	return nil
+	return pooltest.ExpectAnswer(r, "POST", want)
 }

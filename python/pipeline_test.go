@@ -3,8 +3,6 @@ package python_test
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 
 	"github.com/actd/actd/internal/pooltest"
@@ -44,14 +42,5 @@ var echoApp = pooltest.Echo{
 
 // expectEcho reads one answer of validated.py's /echo?query from r.
 func expectEcho(r *bufio.Reader, query string) error {
-	resp, err := http.ReadResponse(r, &http.Request{Method: "GET"})
-	if err != nil {
-		return err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if want := "GET /echo " + query + " "; err != nil || resp.StatusCode != 200 || string(body) != want {
-		return fmt.Errorf("got %d %q (%v), want 200 %q", resp.StatusCode, body, err, want)
-	}
-	return nil
+	return pooltest.ExpectAnswer(r, "GET", "GET /echo "+query+" ")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,21 @@ type Echo struct {
 	// Expect reads one answer from r and returns an error unless it is a
 	// 200 that carries tag.
 	Expect func(r *bufio.Reader, tag string) error
+}
+
+// ExpectAnswer reads one answer to a method request from r and returns an
+// error unless it is a 200 whose body is want.
+func ExpectAnswer(r *bufio.Reader, method, want string) error {
+	resp, err := http.ReadResponse(r, &http.Request{Method: method})
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || string(body) != want {
+		return fmt.Errorf("got %d %q (%v), want 200 %q", resp.StatusCode, body, err, want)
+	}
+	return nil
 }
 
 // PartialNext sends, on a new TCP connection to addr, a request (tag 100+i)
