@@ -200,8 +200,8 @@ func (w Worker) CheckMappedPeer(t *testing.T) {
 }
 
 // CheckTLSReload: on every path of Modes, a certificate changed in its
-// files is served by the new generation after a reload (SIGHUP, as the
-// shipped unit's ExecReload= sends).
+// files is served by the new generation after a reload (SIGHUP to the
+// master).
 func (w Worker) CheckTLSReload(t *testing.T) {
 	w.needTLS(t)
 	for _, m := range Modes() {
