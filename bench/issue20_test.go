@@ -218,28 +218,7 @@ func TestIssue20Markdown(t *testing.T) {
 // in place; the commands it shows parse; every server it names is one the
 // suite knows.
 func TestIssue20Doc(t *testing.T) {
-	root, err := repoRoot()
-	if err != nil {
-		t.Skipf("not in the actd repository: %v", err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(raw)
-	begin, end := strings.Index(doc, issue20Begin), strings.Index(doc, issue20End)
-	if strings.Count(doc, issue20Begin) != 1 || strings.Count(doc, issue20End) != 1 || begin < 0 || end < begin {
-		t.Errorf("got issue 20 markers at %d and %d (%d and %d of them), want one of each, begin first",
-			begin, end, strings.Count(doc, issue20Begin), strings.Count(doc, issue20End))
-	}
-	for _, args := range [][]string{{"-issue20"}, {"-issue20", "-quick", "-out="}, {"-issue20", "-runs", "5", "-loads", "close-8,close-64"}} {
-		if !strings.Contains(doc, "go run ./bench "+strings.Join(args, " ")) {
-			t.Errorf("docs/benchmarks.md: got no command %q, want it shown", strings.Join(args, " "))
-		}
-		if _, err := parseOptions(args); err != nil {
-			t.Errorf("%v: got %v, want it to parse", args, err)
-		}
-	}
+	doc := issueDoc(t, "20", issue20Begin, issue20End, "-issue20", "-issue20 -quick -out=", "-issue20 -runs 5 -loads close-8,close-64")
 	for _, server := range append(slices.Clone(issue20Go), issue20WSGI...) {
 		if !strings.Contains(doc, "`"+server+"`") {
 			t.Errorf("docs/benchmarks.md: got no `%s`, want every server of -issue20 named", server)

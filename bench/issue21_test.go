@@ -2,8 +2,6 @@ package main
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -121,26 +119,5 @@ func TestIssue21Markdown(t *testing.T) {
 // markers are there once each, in order, so -issue21 rewrites its section
 // in place, and the commands it shows parse.
 func TestIssue21Doc(t *testing.T) {
-	root, err := repoRoot()
-	if err != nil {
-		t.Skipf("not in the actd repository: %v", err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "docs", "benchmarks.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(raw)
-	begin, end := strings.Index(doc, issue21Begin), strings.Index(doc, issue21End)
-	if strings.Count(doc, issue21Begin) != 1 || strings.Count(doc, issue21End) != 1 || begin < 0 || end < begin {
-		t.Errorf("got issue 21 markers at %d and %d (%d and %d of them), want one of each, begin first",
-			begin, end, strings.Count(doc, issue21Begin), strings.Count(doc, issue21End))
-	}
-	for _, args := range [][]string{{"-issue21"}, {"-issue21", "-quick"}} {
-		if !strings.Contains(doc, "go run ./bench "+strings.Join(args, " ")+" ") {
-			t.Errorf("docs/benchmarks.md: got no command %q, want it shown", strings.Join(args, " "))
-		}
-		if _, err := parseOptions(args); err != nil {
-			t.Errorf("%v: got %v, want it to parse", args, err)
-		}
-	}
+	issueDoc(t, "21", issue21Begin, issue21End, "-issue21 ", "-issue21 -quick ")
 }

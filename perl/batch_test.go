@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/internal/pooltest"
 	"github.com/actd/actd/protocol"
 
 	"golang.org/x/sys/unix"
@@ -55,11 +56,14 @@ func TestKeepAcceptingReports(t *testing.T) {
 				}
 				defer conn.Close()
 				conn.SetDeadline(time.Now().Add(ioBound))
+				if _, err := io.WriteString(conn, firstHello(kind == "keep-alive")); err != nil {
+					t.Fatal(err)
+				}
+				pooltest.WaitArrived(t, conn) // in the accept queue, its request in
 				done := make(chan error, 1)
 				answers = append(answers, done)
 				go func() { done <- converseHello(conn, kind == "keep-alive") }()
 			}
-			time.Sleep(100 * time.Millisecond) // every connection in the accept queue, its request sent
 			w.send(t, protocol.Message{Type: protocol.Accept, Value: protocol.KeepAccepting})
 			var got []string
 			for len(got) == 0 || got[len(got)-1] != "I" {
@@ -227,17 +231,34 @@ func format(m protocol.Message) string {
 	return string(rune(m.Type))
 }
 
-// converseHello sends GET /hello on conn and reads the answer; with
-// keepAlive, a second one after the first answer, which closes.
+// helloRequest is GET /hello with the Connection header value connection.
+func helloRequest(connection string) string {
+	return "GET /hello HTTP/1.1\r\nHost: t\r\nConnection: " + connection + "\r\n\r\n"
+}
+
+// firstHello is the first request converseHello expects sent on its
+// connection: keep-alive with keepAlive, else close.
+func firstHello(keepAlive bool) string {
+	if keepAlive {
+		return helloRequest("keep-alive")
+	}
+	return helloRequest("close")
+}
+
+// converseHello reads the answer to firstHello(keepAlive), which the
+// caller sent on conn; with keepAlive, it then sends a second GET /hello,
+// which closes, and reads its answer.
 func converseHello(conn net.Conn, keepAlive bool) error {
 	r := bufio.NewReader(conn)
-	requests := []string{"Connection: close"}
+	requests := []string{firstHello(keepAlive)} // sent by the caller
 	if keepAlive {
-		requests = []string{"Connection: keep-alive", "Connection: close"}
+		requests = append(requests, helloRequest("close"))
 	}
-	for _, header := range requests {
-		if _, err := io.WriteString(conn, "GET /hello HTTP/1.1\r\nHost: t\r\n"+header+"\r\n\r\n"); err != nil {
-			return err
+	for i, request := range requests {
+		if i > 0 {
+			if _, err := io.WriteString(conn, request); err != nil {
+				return err
+			}
 		}
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil {

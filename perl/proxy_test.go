@@ -89,7 +89,7 @@ func proxyExchange(addr string, pieces []string) (string, error) {
 	conn.SetDeadline(time.Now().Add(ioBound))
 	for i, piece := range pieces {
 		if i > 0 {
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // pieces apart, the thing tested
 		}
 		if _, err := io.WriteString(conn, piece); err != nil {
 			return "", err

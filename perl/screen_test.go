@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/internal/pooltest"
 	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/protocol"
 )
@@ -126,7 +127,7 @@ func TestScreen(t *testing.T) {
 	kept := dialSend(t, w.addr, keepAliveRequest)
 	gone := dialSend(t, w.addr, "")
 	gone.(*net.TCPConn).CloseWrite()
-	time.Sleep(100 * time.Millisecond) // every request in before the child looks
+	pooltest.WaitArrived(t, ready, silent, partial, kept, gone) // every request in before the child looks
 
 	// One spell (docs/perl.md): B for the first, the others taken behind
 	// it without a B each, the ones not ready given to the master as
@@ -167,7 +168,7 @@ func TestScreenData(t *testing.T) {
 	partial := dialSend(t, w.addr, partialHead)
 	silent := dialSend(t, w.addr, "")
 	defer silent.Close()
-	time.Sleep(100 * time.Millisecond)
+	pooltest.WaitArrived(t, partial, silent) // both in before the child looks
 	w.send(t, protocol.Message{Type: protocol.Accept})
 	w.expect(t, "I B0")
 	write(t, partial, headEnd)

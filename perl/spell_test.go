@@ -2,10 +2,11 @@ package perl_test
 
 import (
 	"bufio"
+	"net"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/actd/actd/internal/pooltest"
 	"github.com/actd/actd/protocol"
 )
 
@@ -44,11 +45,13 @@ func TestSpellReports(t *testing.T) {
 			t.Run(m.name+"/"+tc.name, func(t *testing.T) {
 				w := startWorkerWith(t, m.hello, m.env...)
 				answers := make(chan error, len(tc.paths))
+				var conns []net.Conn
 				for _, path := range tc.paths {
 					conn := dialSend(t, w.addr, "GET "+path+" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+					conns = append(conns, conn)
 					go func() { answers <- readAnswer(bufio.NewReader(conn), 200) }()
 				}
-				time.Sleep(100 * time.Millisecond) // every connection queued, its request sent
+				pooltest.WaitArrived(t, conns...) // every connection queued, its request in
 				w.send(t, protocol.Message{Type: protocol.Accept})
 				got := w.collect(t, len(strings.Fields(tc.want)))
 				if s := withoutRequests(got); s != tc.want {

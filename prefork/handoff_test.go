@@ -2,7 +2,6 @@ package prefork_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +63,7 @@ func keepHTTP(delay time.Duration) worker.KeepFDHandler {
 				return false
 			}
 			if strings.Contains(fields[1], "slow") {
-				time.Sleep(delay)
+				time.Sleep(delay) // a slow request, the worker's work: the thing tested
 			}
 			body := id + " " + fields[1] + "\n"
 			keep := fields[2] == "HTTP/1.1"
@@ -279,29 +278,9 @@ func parkedMoves(t *testing.T, p *testPool) {
 // not announce handoff stops the pool with an error naming the setting and
 // the fix, instead of leaving connections without a child.
 func TestFilterNeedsHandoffWorker(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := dupListener(t, ln)
-	ln.Close()
 	cfg := fastConfig(protocol.Dispatch)
 	cfg.Filter = acceptfilter.HTTP
-	cfg.Program = prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
-		Env: append(os.Environ(), envWorker+"=nohandoff")}
-	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run still running 10s after the hello: want it to stop")
-	}
+	err := runRefused(t, cfg, "nohandoff")
 	var fe *prefork.FieldError
 	if !errors.As(err, &fe) || fe.Field != "accept-filter" || !strings.Contains(err.Error(), "use --accept-filter none") {
 		t.Errorf("Run: got %v, want a FieldError for accept-filter naming the fix", err)

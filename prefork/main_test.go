@@ -182,7 +182,7 @@ func echo(delay time.Duration) worker.Handler {
 		if acceptLog != "" {
 			logAccepted(acceptLog, line)
 		}
-		time.Sleep(delay)
+		time.Sleep(delay) // the worker's work (ACTD_TEST_DELAY): the thing tested
 		fmt.Fprintf(c, "%s %s", id, line)
 	}
 }
@@ -211,22 +211,35 @@ type testPool struct {
 // startPool starts a pool whose children run the test worker name.
 func startPool(t *testing.T, cfg prefork.Config, name string, env ...string) *testPool {
 	t.Helper()
+	fd, addr := loopbackListener(t)
+	return startPoolOn(t, cfg, name, fd, addr, env...)
+}
+
+// loopbackListener returns the fd of a new TCP listener on 127.0.0.1 (a
+// duplicate, as activation hands out; the caller owns it) and its address.
+// A failed listen fails t.
+func loopbackListener(t *testing.T) (int, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fd := dupListener(t, ln)
-	ln.Close()
-	return startPoolOn(t, cfg, name, fd, ln.Addr().String(), env...)
+	defer ln.Close()
+	return dupListener(t, ln), ln.Addr().String()
+}
+
+// testProgram runs this test binary as the test worker name, with env
+// added to this process's environment.
+func testProgram(name string, env ...string) prefork.Program {
+	return prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
+		Env: append(os.Environ(), append(env, envWorker+"="+name)...)}
 }
 
 // startPoolOn starts a pool on listener fd, which it owns from then on,
 // whose address is addr.
 func startPoolOn(t *testing.T, cfg prefork.Config, name string, fd int, addr string, env ...string) *testPool {
 	t.Helper()
-	cfg.Program = prefork.Program{Path: "/proc/self/exe",
-		Args: []string{"prefork.test"},
-		Env:  append(os.Environ(), append(env, envWorker+"="+name)...)}
+	cfg.Program = testProgram(name, env...)
 	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -288,6 +301,12 @@ func request(addr, line string) (string, error) {
 		return "", err
 	}
 	defer c.Close()
+	return exchange(c, line)
+}
+
+// exchange sends line on c and returns the answer's line, trimmed, or the
+// first write or read error; it gives c a deadline 20 s on.
+func exchange(c net.Conn, line string) (string, error) {
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	if _, err := fmt.Fprintln(c, line); err != nil {
 		return "", err

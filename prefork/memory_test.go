@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/prefork"
 	"github.com/actd/actd/prefork/worker"
 	"github.com/actd/actd/protocol"
 )
@@ -151,8 +152,12 @@ func TestKillAfterServingReplacedAtOnce(t *testing.T) {
 	cfg.StartChildren, cfg.MinSpare = 1, 0
 	p := startPool(t, cfg, "echo")
 	// The first scale runs at the first tick (PingTimeout/2 after the
-	// start); the next a minute later.
-	time.Sleep(time.Second)
+	// start); the next a minute later. A tick measures every live child
+	// (memory.go), and nothing else does without --max-child-memory: a
+	// child's memory in a snapshot says the first tick, scale and all, ran.
+	eventually(t, "the first tick: a child's memory measured", func() bool {
+		return slices.ContainsFunc(snapshot(t, p).Slots, func(s prefork.SlotInfo) bool { return s.Memory > 0 })
+	})
 	pid := 0
 	for kill := 1; kill <= 2; kill++ {
 		ans, err := request(p.addr, "before")

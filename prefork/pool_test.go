@@ -57,7 +57,7 @@ func TestEveryConnectionServedOnce(t *testing.T) {
 			// A child reports a short connection after closing it:
 			// the count may trail the answers by a moment.
 			eventually(t, fmt.Sprintf("served = %d", n), func() bool { return snapshot(t, p).Stats.Served == n })
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a window in which no count may come (the thing tested): none too many
 			stats := snapshot(t, p).Stats
 			if stats.Served != n {
 				t.Errorf("served = %d, want exactly %d", stats.Served, n)
@@ -161,7 +161,7 @@ func sequentialServers(t *testing.T, addr string, n int) map[string]int {
 			t.Fatal(err)
 		}
 		servers[strings.Join(strings.Fields(ans)[:2], " ")]++
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // pacing: one client, one request at a time
 	}
 	return servers
 }
@@ -590,7 +590,7 @@ func TestRecycle(t *testing.T) {
 			t.Fatalf("request %d: %v", i, err)
 		}
 		pids[strings.Fields(ans)[1]]++
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // pacing: one client, one request at a time
 	}
 	for pid, n := range pids {
 		if n > 10 {

@@ -105,7 +105,7 @@ func proxyTalk(t *testing.T, addr string, parts []string) []string {
 	var bodies []string
 	for _, part := range parts {
 		if part == "" {
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // a client that pauses: the thing tested
 			continue
 		}
 		if _, err := c.Write([]byte(part)); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -83,14 +82,8 @@ func startStorePool(t *testing.T, s prefork.Store, stored []prefork.Stored) *tes
 	cfg := fastConfig(protocol.Dispatch)
 	cfg.MinChildren, cfg.MaxChildren, cfg.StartChildren = 2, 2, 2
 	cfg.Filter, cfg.HoldTimeout = acceptfilter.HTTP, time.Minute
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := dupListener(t, ln)
-	ln.Close()
-	cfg.Program = prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
-		Env: append(os.Environ(), envWorker+"=keephttp")}
+	fd, addr := loopbackListener(t)
+	cfg.Program = testProgram("keephttp")
 	p, err := prefork.New(cfg, []prefork.Listener{{Name: "test", FD: fd}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +92,7 @@ func startStorePool(t *testing.T, s prefork.Store, stored []prefork.Stored) *tes
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tp := &testPool{Pool: p, program: cfg.Program, addr: ln.Addr().String(), fd: fd, cancel: cancel, runErr: make(chan error, 1)}
+	tp := &testPool{Pool: p, program: cfg.Program, addr: addr, fd: fd, cancel: cancel, runErr: make(chan error, 1)}
 	go func() { tp.runErr <- p.Run(ctx) }()
 	t.Cleanup(func() { tp.stop(t) })
 	select {

@@ -1,11 +1,8 @@
 package prefork_test
 
 import (
-	"bufio"
-	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -41,12 +38,7 @@ func tlsRequest(addr, line string, cert testcert.Cert) (string, error) {
 		return "", err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := fmt.Fprintln(c, line); err != nil {
-		return "", err
-	}
-	ans, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimSpace(ans), err
+	return exchange(c, line)
 }
 
 // TestTLSEcho: with Config.TLS, Go workers (worker.Serve) terminate TLS in
@@ -72,28 +64,7 @@ func TestTLSNeedsCapability(t *testing.T) {
 	cert := testcert.Write(t, t.TempDir(), "server", 5)
 	cfg := tlsConfig(t, protocol.Dispatch, cert)
 	t.Run("start", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		fd := dupListener(t, ln)
-		ln.Close()
-		start := cfg
-		start.Program = prefork.Program{Path: "/proc/self/exe", Args: []string{"prefork.test"},
-			Env: append(os.Environ(), envWorker+"=echo5")}
-		p, err := prefork.New(start, []prefork.Listener{{Name: "test", FD: fd}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- p.Run(ctx) }()
-		select {
-		case err = <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run still running 10s after the hello: want it to stop")
-		}
+		err := runRefused(t, cfg, "echo5")
 		var fe *prefork.FieldError
 		if !errors.As(err, &fe) || fe.Field != "tls-cert" || !strings.Contains(err.Error(), "no tls capability") {
 			t.Errorf("Run: got %v, want a FieldError for tls-cert", err)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // Write completion (docs/protocol.md): the built-in handler hands a
@@ -54,52 +56,6 @@ func generatedSum(n int) [32]byte {
 		b[i] = bodyByte(i)
 	}
 	return sha256.Sum256(b)
-}
-
-// slowGet sends a keep-alive GET of path on c and reads the answer's body
-// at about rate bytes per second, and returns its checksum.
-func slowGet(c net.Conn, r *bufio.Reader, path string, rate int) ([32]byte, error) {
-	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: a\r\n\r\n", path); err != nil {
-		return [32]byte{}, err
-	}
-	n, err := bodyLength(r)
-	if err != nil {
-		return [32]byte{}, err
-	}
-	h := sha256.New()
-	chunk := 16 << 10
-	for n > 0 {
-		k, err := io.CopyN(h, r, int64(min(n, chunk)))
-		if err != nil {
-			return [32]byte{}, fmt.Errorf("%d bytes left: %w", n, err)
-		}
-		n -= int(k)
-		time.Sleep(time.Duration(chunk) * time.Second / time.Duration(rate)) // a slow reader: the thing tested
-	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
-}
-
-// bodyLength reads a 200 answer's head and returns its Content-Length.
-func bodyLength(r *bufio.Reader) (int, error) {
-	status, err := r.ReadString('\n')
-	if err != nil || status != "HTTP/1.1 200 OK\r\n" {
-		return 0, fmt.Errorf("status %q: %v", status, err)
-	}
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return 0, err
-		}
-		if line == "\r\n" {
-			return n, nil
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
 }
 
 // plainClients sends plain requests, one at a time on each of n
@@ -153,14 +109,7 @@ func TestOffloadSlowReaders(t *testing.T) {
 			if i%2 == 1 {
 				path, want = "/files/big", fileSum
 			}
-			c, err := net.Dial("unix", a.sock)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(30 * time.Second))
-			got, err := slowGet(c, bufio.NewReader(c), path, 256<<10)
+			got, err := pooltest.SlowRead(a.sock, path, 256<<10)
 			if err == nil && got != want {
 				err = fmt.Errorf("%s: checksum %x, want %x", path, got[:8], want[:8])
 			}
@@ -246,13 +195,13 @@ func TestOffloadKeepAlive(t *testing.T) {
 		if i == 1 {
 			want = generatedSum(offloadSize)
 		}
-		got, err := slowGet(c, r, path, 1<<20)
+		got, err := pooltest.SlowGet(c, r, path, 1<<20)
 		if err != nil || got != want {
 			t.Fatalf("%s: checksum %x, %v; want %x", path, got[:8], err, want[:8])
 		}
 	}
 	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-	n, err := bodyLength(r)
+	n, err := pooltest.ContentLength(r)
 	body := make([]byte, max(n, 0))
 	if err == nil {
 		_, err = io.ReadFull(r, body)
@@ -286,13 +235,13 @@ func TestOffloadTotal(t *testing.T) {
 			defer c.Close()
 			c.SetDeadline(time.Now().Add(30 * time.Second))
 			r := bufio.NewReader(c)
-			got, err := slowGet(c, r, "/files/big", 512<<10)
+			got, err := pooltest.SlowGet(c, r, "/files/big", 512<<10)
 			if err == nil && got != fileSum {
 				err = fmt.Errorf("checksum %x, want %x", got[:8], fileSum[:8])
 			}
 			if err == nil {
 				fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-				_, err = bodyLength(r)
+				_, err = pooltest.ContentLength(r)
 			}
 			errs <- err
 		}()
@@ -329,7 +278,7 @@ func TestOffloadOutlivesStop(t *testing.T) {
 			c.SetDeadline(time.Now().Add(20 * time.Second))
 			r := bufio.NewReader(c)
 			fmt.Fprintf(c, "GET /files/big HTTP/1.1\r\nHost: a\r\n\r\n")
-			n, err := bodyLength(r)
+			n, err := pooltest.ContentLength(r)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // Process tests of pipelined and partial next requests (issue 21, item 3;
@@ -26,63 +27,37 @@ func pipelinePool(t *testing.T) (*actd, string) {
 	return a, addr
 }
 
-// readAnswers reads n answers from br and returns their bodies.
-func readAnswers(br *bufio.Reader, n int) ([]string, error) {
-	var bodies []string
-	for range n {
-		resp, err := http.ReadResponse(br, nil)
+// builtinEcho is the built-in handler's /bytes/N, which answers N bytes.
+var builtinEcho = pooltest.Echo{
+	Request: func(n, extra string) string { return "GET /bytes/" + n + " HTTP/1.1\r\nHost: a\r\n" + extra + "\r\n" },
+	Expect: func(r *bufio.Reader, n string) error {
+		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
-			return bodies, err
+			return err
 		}
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 {
-			return bodies, fmt.Errorf("answer %d: %s, %v", len(bodies)+1, resp.Status, err)
+		if want, _ := strconv.Atoi(n); err != nil || resp.StatusCode != 200 || len(b) != want {
+			return fmt.Errorf("got %s, %d bytes (%v); want 200, %d bytes", resp.Status, len(b), err, want)
 		}
-		bodies = append(bodies, string(b))
-	}
-	return bodies, nil
-}
-
-// partialNext sends a whole request and the start of a second one at once,
-// then the rest of the second a byte every gap, and reads both answers.
-func partialNext(addr string, gap time.Duration) error {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	second := "GET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
-	if _, err := c.Write([]byte("GET /a HTTP/1.1\r\nHost: a\r\n\r\n" + second[:10])); err != nil {
-		return err
-	}
-	for i := 10; i < len(second); i++ {
-		time.Sleep(gap) // a client that trickles: the thing tested
-		if _, err := c.Write([]byte{second[i]}); err != nil {
-			return err
-		}
-	}
-	got, err := readAnswers(bufio.NewReader(c), 2)
-	if err != nil {
-		return fmt.Errorf("after %d answers: %w", len(got), err)
-	}
-	return nil
+		return nil
+	},
 }
 
 // TestPartialNextRequest: 8 connections each send a whole request and the
-// start of the next, then trickle the rest a byte every 100 ms (4 s),
-// while 2 good clients send small requests to the 2 children: every
-// request is answered, and no child is seen busy for a second (a child
-// that read the start of the next request would wait the 4 s on it).
+// start of the next, read the first answer, then trickle the rest a byte
+// every 100 ms (4 s; pooltest.Echo.PartialNext), while 2 good clients send
+// small requests to the 2 children: every request is answered, and no
+// child is seen busy for a second (a child that read the start of the next
+// request would wait the 4 s on it).
 func TestPartialNextRequest(t *testing.T) {
 	a, addr := pipelinePool(t)
 	stop := make(chan struct{})
 	good := goodClients(a, 2, stop)
 	busy := watchBusy(a, stop)
 	errs := make(chan error, 8)
-	for range 8 {
-		go func() { errs <- partialNext(addr, 100*time.Millisecond) }()
+	for i := range 8 {
+		go func() { errs <- builtinEcho.PartialNext(addr, i, func() {}) }()
 	}
 	for range 8 {
 		if err := <-errs; err != nil {
@@ -105,26 +80,5 @@ func TestPartialNextRequest(t *testing.T) {
 // answered, in order (GET /bytes/N answers N bytes).
 func TestPipelinedBurst(t *testing.T) {
 	_, addr := pipelinePool(t)
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	var burst strings.Builder
-	for i := 1; i <= 10; i++ {
-		fmt.Fprintf(&burst, "GET /bytes/%d HTTP/1.1\r\nHost: a\r\n\r\n", i)
-	}
-	if _, err := c.Write([]byte(burst.String())); err != nil {
-		t.Fatal(err)
-	}
-	got, err := readAnswers(bufio.NewReader(c), 10)
-	if err != nil {
-		t.Fatalf("after %d answers: %v", len(got), err)
-	}
-	for i, body := range got {
-		if len(body) != i+1 {
-			t.Errorf("answer %d: %d bytes, want %d", i+1, len(body), i+1)
-		}
-	}
+	builtinEcho.CheckBurst(t, addr, 1)
 }

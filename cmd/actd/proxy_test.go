@@ -68,10 +68,10 @@ func talk(t *testing.T, addr string, requests int, parts ...string) (bodies []st
 	for _, p := range parts {
 		switch p {
 		case pause:
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a client that pauses: the thing tested
 			continue
 		case longPause:
-			time.Sleep(3 * time.Second)
+			time.Sleep(3 * time.Second) // a pause past a timeout: the thing tested
 			continue
 		}
 		if _, err := c.Write([]byte(p)); err != nil {

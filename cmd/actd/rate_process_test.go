@@ -42,7 +42,7 @@ func TestStatusRate(t *testing.T) {
 		if math.Abs(doc.Rate-want) > want/10 {
 			t.Errorf("actd status: got %.1f/s, want %.1f/s within 10%%", doc.Rate, want)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // pacing: the reads spread over the period between status lines
 	}
 	close(stop)
 	if err := <-loop; err != nil {

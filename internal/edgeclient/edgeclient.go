@@ -102,7 +102,7 @@ func (c *Conn) Talk(parts ...string) ([]string, error) {
 	var bodies []string
 	for _, p := range parts {
 		if p == Pause {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a client that pauses: the thing tested
 			continue
 		}
 		if _, err := io.WriteString(c.rw, p); err != nil {

@@ -229,6 +229,17 @@ func (s Status) IdleOf(gen int) int {
 	return n
 }
 
+// Serves reports whether a child of s says (its R report) it serves
+// request, such as "GET /slow from 203.0.113.7:5555".
+func (s Status) Serves(request string) bool {
+	for _, sl := range s.Pool.Slots {
+		if sl.Request == request {
+			return true
+		}
+	}
+	return false
+}
+
 // Ready reports whether the pool says it is ready and has an idle child.
 func Ready(s Status) bool { return s.Pool.Ready && s.Pool.Idle > 0 }
 

@@ -31,10 +31,17 @@ func SlowRead(sock, path string, rate int) ([32]byte, error) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(60 * time.Second))
+	return SlowGet(conn, bufio.NewReader(conn), path, rate)
+}
+
+// SlowGet sends a keep-alive GET of path on conn, reads the answer's body
+// from r (conn's reader) at rate bytes a second, and returns its checksum,
+// or the first write, head or body error (naming path); the connection is
+// ready for its next request.
+func SlowGet(conn net.Conn, r *bufio.Reader, path string, rate int) ([32]byte, error) {
 	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
 		return [32]byte{}, err
 	}
-	r := bufio.NewReader(conn)
 	n, err := ContentLength(r)
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("%s: %w", path, err)

@@ -37,14 +37,31 @@ sub worker {
     return ($w, $master);
 }
 
-# client: a connection to the listener that has sent $bytes, accepted
-# once they are in.
+# client: a connection to the listener that has sent $bytes, returned
+# once they are in (arrived): a worker that accepts it then reads them.
 sub client {
     my ($bytes) = @_;
     my $c = IO::Socket::INET->new(PeerAddr => $listener->sockhost, PeerPort => $listener->sockport) or die "connect: $!";
     syswrite $c, $bytes if length $bytes;
-    Time::HiRes::sleep(0.05);
+    my $deadline = Time::HiRes::time() + 10;    # a bound, not a speed
+    until (arrived($c)) {
+        die "connection not in the listener's queue with its bytes after 10 s" if Time::HiRes::time() > $deadline;
+        Time::HiRes::sleep(0.001);    # the poll's period
+    }
     return $c;
+}
+
+# arrived: whether the kernel has every byte $c sent acknowledged (SIOCOUTQ,
+# 0x5411, is 0: they are in the server end's queue) and the listener has a
+# connection to accept (each subtest makes one and takes it).
+sub arrived {
+    my ($c) = @_;
+    my $unacked = pack 'i', -1;
+    ioctl($c, 0x5411, $unacked) or die "SIOCOUTQ: $!";
+    return 0 if unpack('i', $unacked) != 0;
+    my $bits = '';
+    vec($bits, fileno $listener, 1) = 1;
+    return select($bits, undef, undef, 0) > 0;
 }
 
 # from_master: the next message the master's end got: (type, value,

@@ -1,11 +1,15 @@
 """Shared by the tests: a Server on one end of a socket pair, and a reader
 of the HTTP responses that come back."""
 
+import fcntl
 import http.client
 import io
+import select
 import socket
 import struct
+import termios
 import threading
+import time
 
 from actd.wsgi import Options, Server
 
@@ -85,6 +89,29 @@ def tcp_pair():
         client = socket.create_connection(listener.getsockname())
         conn, _ = listener.accept()
     return client, conn
+
+
+def eventually(cond, bound=10.0):
+    """Poll cond every millisecond until it holds or bound seconds (a
+    bound, not a speed) pass; return its last value."""
+    deadline = time.monotonic() + bound
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.001)  # the poll's period
+    return cond()
+
+
+def arrived(client, listener):
+    """Return whether what client sent to listener is in: every byte
+    acknowledged (TIOCOUTQ, SIOCOUTQ for a socket, is 0) and listener has a
+    connection to accept (the test's one pending connection)."""
+    unacked = struct.unpack("i", fcntl.ioctl(client.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
+    return unacked == 0 and bool(select.select([listener], [], [], 0)[0])
+
+
+def wait_arrived(test, client, listener):
+    """Fail test unless what client sent to listener is in (arrived)
+    within 10 s: the condition to wait for before a child looks."""
+    test.assertTrue(eventually(lambda: arrived(client, listener)), "the connection is not in the listener's queue")
 
 
 def parse_native(entry):

@@ -13,6 +13,7 @@ from actd import channel as ch
 from actd import forwarded, proxy
 from actd.proxy import BAD, PARTIAL, WHOLE
 from actd.worker import capabilities, proxy_for
+from helpers import wait_arrived
 from test_report import Master
 from test_screen import CLOSE, Child, connect
 
@@ -100,11 +101,12 @@ class ConsumeTest(unittest.TestCase):
                 def send():
                     for i in range(0, len(header), 5):
                         client.sendall(header[i:i + 5])
-                        time.sleep(0.01)
+                        time.sleep(0.01)  # a header in pieces: the thing tested
                     client.sendall(b"GET / HTTP/1.1\r\n")
-                threading.Thread(target=send).start()
+                sender = threading.Thread(target=send)
+                sender.start()
                 self.assertEqual(proxy.consume(conn, 5), ("192.0.2.1", 5000))
-                time.sleep(0.05)
+                sender.join(10)  # the request sent: in conn's queue (a socket pair)
                 self.assertEqual(conn.recv(100, socket.MSG_DONTWAIT), b"GET / HTTP/1.1\r\n")
 
     def test_refused(self):
@@ -326,7 +328,7 @@ class ProxyChildTest(unittest.TestCase):
                 client = connect(self, c, b"")
                 for part in parts:
                     client.sendall(part)
-                    time.sleep(0.02)
+                    time.sleep(0.02)  # parts apart: the thing tested
                 got = answer(self, client)
                 if want:
                     self.assertTrue(got.startswith(b"HTTP/1.1 200 "), got)
@@ -353,7 +355,7 @@ class ProxyChildTest(unittest.TestCase):
             with self.subTest(name):
                 c = self.child("dispatch")
                 client = connect(self, c, data)
-                time.sleep(0.05)
+                wait_arrived(self, client, c.listener)  # in before the child looks
                 c.started()
                 got = c.heard()
                 self.assertEqual(got[:3], (ch.KEEP, 0, ch.NOT_READY))
@@ -365,7 +367,7 @@ class ProxyChildTest(unittest.TestCase):
     def test_screening_served(self):
         c = self.child("dispatch")
         client = connect(self, c, v2(family=0x21) + b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
-        time.sleep(0.05)
+        wait_arrived(self, client, c.listener)  # in before the child looks
         c.started()
         got = b""
         while b"443" not in got:

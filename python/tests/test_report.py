@@ -1,10 +1,10 @@
 """The back-channel codec and the reports: actd.channel and actd.report."""
 
 import socket
-import time
 import unittest
 
 from actd import channel as ch
+from helpers import eventually
 from actd.report import SERVED_BATCH, Reporter
 
 
@@ -99,10 +99,11 @@ class ReporterTest(unittest.TestCase):
         r.done(idle=True)  # one short, counted
         r.start(1)
         r.request(lambda: "GET /slow")
-        time.sleep(0.05)  # SIGALRM interrupts it
+        # a request that lasts until the timer (SIGALRM) reports it
+        self.assertTrue(eventually(lambda: r.text_sent), "GET /slow not reported")
         r.request_done()
         r.request(lambda: "POST /next")
-        time.sleep(0.05)
+        self.assertTrue(eventually(lambda: r.text_sent), "POST /next not reported")
         r.request_done()
         r.done(idle=True)
         self.assertEqual(m.heard(), [(b"S", 0, 1, b""), (b"B", 1, 0, b""), (b"R", 0, 0, b"GET /slow"),
@@ -115,7 +116,7 @@ class ReporterTest(unittest.TestCase):
         r.request(lambda: "GET /a")
         r.request_done()  # quick: not reported
         r.request(lambda: "GET /b")
-        time.sleep(0.05)
+        self.assertTrue(eventually(lambda: r.text_sent), "GET /b not reported")  # a request that lasts
         r.request_done()
         r.done(idle=False)  # the dispatch loop sends I itself
         self.assertEqual(m.heard(), [(b"R", 0, 0, b"GET /b")])
@@ -124,14 +125,14 @@ class ReporterTest(unittest.TestCase):
         m = Master(self)
         r = Reporter(m.channel)
         r.start(0)
-        time.sleep(0.02)  # reported B, no request: nothing left to watch
-        self.assertFalse(r.timing)
+        # reported B, no request: nothing left to watch, the timer lapses
+        self.assertTrue(eventually(lambda: not r.timing), "the timer still runs")
         r.done(idle=True)
         self.assertEqual(m.heard(), [(b"B", 0, 0, b""), (b"I", 0, 0, b"")])
         r.start(0)
         r.done(idle=True)
-        time.sleep(0.02)  # the tick finds the child idle
-        self.assertFalse(r.timing)
+        # the tick finds the child idle and lapses
+        self.assertTrue(eventually(lambda: not r.timing), "the timer still runs")
 
 
 if __name__ == "__main__":

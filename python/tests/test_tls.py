@@ -18,6 +18,7 @@ import warnings
 from actd import channel as ch
 from actd import tls
 from actd.worker import capabilities, tls_for
+from helpers import wait_arrived
 from test_screen import Child, connect
 
 # A child whose application answers with the scheme and the path.
@@ -142,7 +143,7 @@ class TLSChildTest(unittest.TestCase):
             client.setblocking(False)
             with self.assertRaises(ssl.SSLWantReadError):
                 client.do_handshake()
-            time.sleep(0.05)
+            wait_arrived(self, client, c.listener)  # the ClientHello in before start
             start()
             client.settimeout(10)
             client.do_handshake()
@@ -190,7 +191,7 @@ class TLSChildTest(unittest.TestCase):
         client = self.tls_client(c, c.started)  # the hello in before the child looks
         client.sendall(REQUEST % b"one")
         read_response(client, b"https /one 127.0.0.1")
-        time.sleep(0.1)
+        time.sleep(0.1)  # the next request slow to come: the thing tested
         client.sendall(REQUEST % b"two")
         read_response(client, b"https /two 127.0.0.1")
         client.close()

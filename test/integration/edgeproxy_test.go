@@ -117,7 +117,7 @@ func proxyGet(addr string, timeout time.Duration, parts ...string) (string, erro
 	c.SetDeadline(time.Now().Add(timeout))
 	for i, p := range parts {
 		if i > 0 {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // parts apart, the thing tested
 		}
 		if _, err := io.WriteString(c, p); err != nil {
 			return "", fmt.Errorf("send part %d: %w", i+1, err)
