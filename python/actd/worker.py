@@ -115,6 +115,7 @@ class Worker:
         self.peeked = False  # its request is known to be in
         self.queued = False  # ... likely in: accepted after another, without waiting
         self.seen = b""  # ... what the screen peeked of it, if it did
+        self.plain = False  # ... and that was one plain head (actd.screen.one_plain_head)
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
@@ -380,7 +381,7 @@ class Worker:
             seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
-            self.seen = self.screen.last
+            self.seen, self.plain = self.screen.last, self.screen.plain
             return conn, self.address or addr
         try:
             if seen != GONE:
@@ -467,7 +468,7 @@ class Worker:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
             self.parkable = self.peeked = self.queued = self.finished = self.secure = False
-            self.address, self.seen = None, b""
+            self.address, self.seen, self.plain = None, b"", False
             close_both(conn, served)
 
     def _secure(self, conn, index):

@@ -106,7 +106,8 @@ class Server:
         SERVER_PORT). The caller closes sock."""
         secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
         conn = self._connection(sock, secure)
-        span = exact.Span(getattr(self.hooks, "seen", b"")) if getattr(self.hooks, "parkable", False) else None
+        hooks = self.hooks  # a parkable one is an actd.worker.Worker
+        span = exact.Span(hooks.seen, hooks.plain) if getattr(hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
         try:

@@ -5,6 +5,7 @@ import unittest
 
 import random
 
+from actd import screen
 from actd.exact import Span, one_plain_head, spans, whole_span
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -49,7 +50,10 @@ class PlainHeadTest(unittest.TestCase):
         shortcuts = 0
         for peek in peeks:
             self.assertEqual(whole_span(peek), spans(peek), peek)
-            shortcuts += one_plain_head(peek)
+            plain = one_plain_head(peek)
+            shortcuts += plain
+            if plain:  # a screening child judges it ready on this alone (actd.screen.Screen.look)
+                self.assertTrue(screen.ready("http", peek), peek)
         self.assertGreater(shortcuts, 100)  # the shortcut was tried
 
 
@@ -74,6 +78,9 @@ class SpanTest(unittest.TestCase):
             with self.subTest(name):
                 span = Span(seen)
                 self.assertEqual(span.allowed(_NoPeek(), 65536), want)
+                # the screen found it one plain head: its length, taken as is
+                plain = Span(seen, plain=one_plain_head(seen))
+                self.assertEqual(plain.allowed(_NoPeek(), 65536), want)
 
     def test_unscreened_first_read_peeks(self):
         with self.assertRaises(AssertionError):
