@@ -91,12 +91,16 @@ def one_plain_head(peek):
     """Return whether peek is one whole request head and nothing more, a
     good one that names no body (most GETs): then it is ready, and its
     requests span all of it (actd.exact.whole_span), without a parse of
-    its fields (no CRLF before it, its only CRLF CRLF at the end, within
-    HEAD_LIMIT, no fault of the head rule, no Content-Length or
-    Transfer-Encoding)."""
-    return (peek.endswith(b"\r\n\r\n") and peek.find(b"\r\n\r\n") == len(peek) - 4
-            and len(peek) <= HEAD_LIMIT and not peek.startswith(CRLF)
-            and not names_framing(peek) and not head_ready(peek[:-2]))
+    its fields: no CRLF before it, its only CRLF CRLF at the end, within
+    HEAD_LIMIT, a request line head_ready takes, no fault (has_fault), no
+    Content-Length or Transfer-Encoding. (head_ready(peek[:-2]) would be
+    False for it: these are its checks, with no copy of the head.)"""
+    end = len(peek) - 4
+    if end < 0 or peek.find(b"\r\n\r\n") != end or len(peek) > HEAD_LIMIT or peek.startswith(CRLF):
+        return False
+    line = peek.find(CRLF)  # the request line's end: at the latest, end
+    return (line <= LINE_LIMIT and REQUEST_LINE.fullmatch(peek, 0, line) is not None
+            and not has_fault(peek) and not names_framing(peek))
 
 
 def body_whole(peek):

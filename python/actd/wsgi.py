@@ -85,6 +85,7 @@ class Server:
         self.hooks = hooks or Standalone()
         self.access_log = access_log
         self.response = None  # the request in hand's Response, once made
+        self.finisher = None  # the connection in hand's actd.offload.Finisher, if it may offload
         self.refused = None  # (status, body bytes) of an error the server sent in its place
         self.base = {
             "wsgi.version": (1, 0),
@@ -110,6 +111,7 @@ class Server:
         span = exact.Span(hooks.seen, hooks.plain) if getattr(hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
+        self.finisher = Finisher(hooks, conn.fd, reader) if offloading(hooks) else None
         try:
             while self._one(conn, reader, remote, local, secure):
                 if span and reader.buf and not span.whole(reader.buf):
@@ -181,8 +183,7 @@ class Server:
             return False
         body = self._body(conn, reader, request)
         environ = self._environ(request, body, client, local)
-        finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher, body)
+        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, self.finisher, body)
         self.response = response
         try:
             self._call(environ, response)
