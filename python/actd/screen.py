@@ -207,14 +207,14 @@ def chunk_size(line):
 
 
 class Screen:
-    """Looks at accepted connections under one filter, with one buffer
-    reused for every peek."""
+    """Looks at accepted connections under one filter. (Each peek is a
+    recv of its own: into one reused buffer, the copy out of it cost more
+    than the allocation recv makes.)"""
 
-    __slots__ = ("filter", "buf", "last", "plain")
+    __slots__ = ("filter", "last", "plain")
 
     def __init__(self, filter):
         self.filter = filter
-        self.buf = bytearray(HEAD_LIMIT)
         self.last = b""  # what the last look peeked
         self.plain = False  # ... was one plain head (one_plain_head)
 
@@ -230,14 +230,14 @@ class Screen:
         ready, and the bound is its length), the common case, judged first.
         """
         try:
-            n = sock.recv_into(self.buf, HEAD_LIMIT, PEEK)
+            peek = sock.recv(HEAD_LIMIT, PEEK)
         except BlockingIOError:
             return WAIT
         except OSError:
             return GONE
-        if n == 0:
+        if not peek:
             return GONE
-        peek = self.last = bytes(memoryview(self.buf)[:n])
+        self.last = peek
         if rule is not None:
             self.plain = False
             return READY if rule(peek) else WAIT
