@@ -237,6 +237,13 @@ class Screen:
             return GONE
         if not peek:
             return GONE
+        return self.judge(peek, rule)
+
+    def judge(self, peek, rule=None):
+        """Return READY or WAIT for peek, bytes a client has sent (not
+        empty), as look does, keeping them in self.last and self.plain:
+        look's second half, for a peek taken elsewhere (after a PROXY
+        header, by the same recv)."""
         self.last = peek
         if rule is not None:
             self.plain = False

@@ -56,7 +56,7 @@ import time
 from . import channel as ch
 from . import proxy
 from .report import Reporter
-from .screen import FILTERS, GONE, READY, WAIT, Screen
+from .screen import FILTERS, GONE, HEAD_LIMIT, READY, WAIT, Screen
 from .unsent import write_unsent
 
 GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
@@ -145,11 +145,12 @@ class Worker:
         """Note a request on the connection in hand; text() describes it,
         followed by " from HOST:PORT" when a PROXY header gave its client
         (behind a balancer the client is worth showing, as in Go's)."""
-        if self.address is None:
+        address = self.address
+        if address is None:
             self.reporter.request(text)
             return
-        client = proxy.join(*self.address[:2]).decode()
-        self.reporter.request(lambda: f"{text()} from {client}")
+        # the text is made only if the request is reported (it ran long)
+        self.reporter.request(lambda: f"{text()} from {proxy.join(*address[:2]).decode()}")
 
     def arrived(self):
         """Return whether the connection in hand has its request in, or
@@ -374,11 +375,12 @@ class Worker:
         accepted) unless its client is gone or its PROXY header is bad:
         nothing else is reported."""
         conn, addr = got
-        self.address, seen = None, WAIT
+        self.address, seen = None, None
+        rule = self._hello_ready if index in self.tls else None
         if self.trust is not None and self.trust.trusts(index, addr):
-            seen = self._screen_header(conn, addr)
-        if seen == WAIT:  # no header expected, or one read
-            seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
+            seen = self._screen_header(conn, addr, rule)
+        if seen is None:  # no header expected, or one read with nothing after it yet
+            seen = self.screen.look(conn, rule)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
             self.seen, self.plain = self.screen.last, self.screen.plain
@@ -398,15 +400,17 @@ class Worker:
         from .screen import HEAD_LIMIT
         return hello_ready(peek, HEAD_LIMIT)
 
-    def _screen_header(self, conn, addr):
+    def _screen_header(self, conn, addr, rule):
         """Read the PROXY header a trusted connection from addr starts with,
-        if it is whole, into self.address: WAIT once read (look at what
-        follows), PARTIAL if not whole yet (nothing read), GONE if bad or
-        the client went away. A header that keeps the socket's address
-        (LOCAL, UNKNOWN) leaves addr there, so that a K says the header
-        is read: a K NOT_READY without an address has its header ahead."""
+        if it is whole, into self.address, and judge what follows it by
+        the same peek (self.screen.judge, with rule): READY or WAIT as the
+        screen finds it, None if nothing follows yet (the caller looks),
+        PARTIAL if the header is not whole yet (nothing read), GONE if bad
+        or the client went away. A header that keeps the socket's address
+        (LOCAL, UNKNOWN) leaves addr there, so that a K says the header is
+        read: a K NOT_READY without an address has its header ahead."""
         try:
-            peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT, proxy.PEEK)
+            peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT + HEAD_LIMIT, proxy.PEEK)
         except BlockingIOError:
             return proxy.PARTIAL
         except OSError:
@@ -419,7 +423,8 @@ class Worker:
         except (OSError, proxy.BadHeader):
             return GONE
         self.address = address or addr[:2]
-        return WAIT
+        rest = peek[length:length + HEAD_LIMIT]
+        return self.screen.judge(rest, rule) if rest else None
 
     # connections
 

@@ -347,6 +347,7 @@ class ProxyChildTest(unittest.TestCase):
             # sent before the child looks; K's value and trailer; what the K'd socket holds
             ("header not whole: nothing read", V1[:20], b"", V1[:20]),
             ("header whole, request not", V1 + CLOSE[:10], b"192.0.2.1:5000", CLOSE[:10]),
+            ("header whole, nothing after it: looked at again", V1, b"192.0.2.1:5000", None),
             ("v2 LOCAL, request not: the socket's address", v2(command=0x20) + CLOSE[:10], b"127.0.0.1:", CLOSE[:10]),
         ]
         for name, data, trailer, left in cases:
@@ -360,6 +361,10 @@ class ProxyChildTest(unittest.TestCase):
                 self.assertTrue(c.trailer.startswith(trailer) and (trailer or not c.trailer), c.trailer)
                 back = socket.socket(fileno=got[3][0])
                 self.addCleanup(back.close)
+                if left is None:  # the header read, nothing left
+                    with self.assertRaises(BlockingIOError):
+                        back.recv(1000, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                    continue
                 self.assertEqual(back.recv(1000, socket.MSG_PEEK | socket.MSG_DONTWAIT), left)
 
     def test_screening_served(self):
