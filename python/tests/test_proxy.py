@@ -3,6 +3,7 @@ address trailers on the back-channel, and workers run as real processes
 that read headers, against a test that plays their master."""
 
 import os
+import random
 import socket
 import struct
 import threading
@@ -90,6 +91,22 @@ class ConsumeTest(unittest.TestCase):
         self.addCleanup(a.close)
         self.addCleanup(b.close)
         return a, b
+
+    def test_tcp4_fast_path(self):
+        # parse's one-match path for v1 TCP4 lines gives what parse_v1 gives
+        rng = random.Random(24)
+        octets = [b"0", b"1", b"9", b"10", b"99", b"100", b"199", b"200", b"249", b"250", b"255", b"256",
+                  b"01", b"001", b"300", b"1000", b"", b"a"]
+        ports = [b"0", b"1", b"80", b"00", b"01", b"65535", b"65536", b"99999", b"100000", b"", b"-1"]
+        tails = [b"\r\n", b"\r\nGET / HTTP/1.1\r\n\r\n", b"\n", b" \r\n", b"\r"]
+        fast = 0
+        for _ in range(20000):
+            quads = [b".".join(rng.choice(octets) for _ in range(4)) for _ in range(2)]
+            line = b"PROXY TCP4 %s %s %s %s" % (quads[0], quads[1], rng.choice(ports), rng.choice(ports))
+            buf = line + rng.choice(tails)
+            fast += proxy.V1_TCP4.match(buf) is not None
+            self.assertEqual(proxy.parse(buf), proxy.parse_v1(buf), buf)
+        self.assertGreater(fast, 20)  # the fast path was taken
 
     def test_in_pieces(self):
         # the header comes a few bytes at a time; the request after it stays unread
