@@ -113,7 +113,7 @@ class Worker:
         self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
         self.peeked = False  # its request is known to be in
-        self.queued = False  # ... likely in: accepted after another, without waiting
+        self.queued = False  # ... likely in: accepted after another, without waiting, or after its PROXY header
         self.seen = b""  # ... what the screen peeked of it, if it did
         self.plain = False  # ... and that was one plain head (actd.screen.one_plain_head)
         self.listener = 0  # its listener's index
@@ -155,8 +155,10 @@ class Worker:
     def arrived(self):
         """Return whether the connection in hand has its request in, or
         likely so, so that its first read need not wait: one handed over
-        (C), found ready by a screening child, or accepted from the queue
-        right after another was served (its client has had that long)."""
+        (C), found ready by a screening child, accepted from the queue
+        right after another was served (its client has had that long), or
+        one whose PROXY header was just read (a balancer sends the
+        request's first bytes with it). A read that finds nothing polls."""
         return self.peeked or self.queued
 
     def offloads(self, fd):
@@ -496,6 +498,7 @@ class Worker:
         except (proxy.BadHeader, OSError) as err:
             print(f"actd: PROXY header from {addr_text(peer_address(conn))}: {err}", file=sys.stderr, flush=True)
             return False
+        self.queued = True  # a balancer sends the request with its header: try the read before a poll
         return True
 
     def _check_listener(self, index):
