@@ -229,16 +229,6 @@ class Trust:
             networks = self.by_listener.get(index)
             answer = self.seen[key] = bool(networks) and within(host_of(addr), networks)
         return answer
-        networks = self.by_listener.get(index)
-        if not networks or not isinstance(addr, tuple):
-            return False
-        key = (index, addr[0])
-        answer = self.seen.get(key)
-        if answer is None:
-            if len(self.seen) >= 4096:
-                self.seen.clear()  # bounded: clients reach a child directly too
-            answer = self.seen[key] = within(host_of(addr), networks)
-        return answer
 
 
 def join(host, port):
