@@ -15,6 +15,7 @@ request, but for a screening child's first, whose screen has peeked.
 import socket
 
 from . import screen
+from .screen import one_plain_head  # whole_span's shortcut, which a screening child takes first
 
 PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
 
@@ -49,17 +50,6 @@ def whole_span(peek):
     return spans(peek)
 
 
-def one_plain_head(peek):
-    """Return whether peek is one whole request head and nothing more, a
-    good one that names no body (most GETs): then whole_span is len(peek)
-    without a parse of its fields, as request_span would find it (no
-    CRLF before it, its only CRLF CRLF at the end, within HEAD_LIMIT, no
-    fault of the head rule, no Content-Length or Transfer-Encoding)."""
-    return (peek.endswith(b"\r\n\r\n") and peek.find(b"\r\n\r\n") == len(peek) - 4
-            and len(peek) <= screen.HEAD_LIMIT and not peek.startswith(screen.CRLF)
-            and screen.FRAMING.search(peek) is None and not screen.head_ready(peek[:-2]))
-
-
 def spans(peek):
     """whole_span's walk, request by request."""
     at = 0
@@ -78,16 +68,17 @@ class Span:
 
     __slots__ = ("left", "start", "next")
 
-    def __init__(self, seen=None):
+    def __init__(self, seen=None, plain=False):
         """seen: what a peek just showed of the connection's first request
         (a screening child's, actd.screen.Screen.last), if any; the first
-        read then needs no peek of its own."""
+        read then needs no peek of its own. plain: seen is known to be
+        one plain head (actd.screen.Screen.plain), its own span."""
         self.left = None  # bytes still allowed; None: no bound
         self.start = True  # the next read is a request's first: peek
         self.next = False  # ... of a next request, which may go back
         if seen:
             self.start = False
-            self.left = whole_span(seen)
+            self.left = len(seen) if plain else whole_span(seen)
 
     def begin(self):
         """Start a next request on the connection."""

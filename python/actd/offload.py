@@ -15,21 +15,21 @@ PATIENCE = 0.010  # seconds a write may wait before the rest goes to the master 
 
 
 class Finisher:
-    """The way out of one response on the connection in hand: hooks
-    (an actd.worker.Worker) sends W; reader and body (actd.http) say
-    whether the connection may be parked for its next request.
+    """The way out of the responses on the connection in hand (one
+    Finisher a connection, not a request): hooks (an actd.worker.Worker)
+    sends W; reader (actd.http) says whether part of a next request is
+    read already.
 
-    done is True once the response went to the master: the connection is
+    done is True once a response went to the master: the connection is
     then the master's, and the server reads and writes it no more.
     """
 
-    __slots__ = ("hooks", "fd", "reader", "body", "done")
+    __slots__ = ("hooks", "fd", "reader", "done")
 
-    def __init__(self, hooks, fd, reader, body):
+    def __init__(self, hooks, fd, reader):
         self.hooks = hooks
         self.fd = fd
         self.reader = reader
-        self.body = body
         self.done = False
 
     def limit(self):
@@ -42,13 +42,13 @@ class Finisher:
     def file(self, data_fd, offset, length, keep_alive):
         """Hand the connection to the master with length bytes of data_fd
         (a regular file, still the caller's) from offset; keep_alive: the
-        response leaves the connection open. Returns True if the master
-        has it, False if it would not take it."""
+        connection may be parked once it is sent (the response leaves it
+        open, and the request's body is read whole). Returns True if the
+        master has it, False if it would not take it."""
         if length > self.limit():
             return False
-        keep = keep_alive and (self.body is None or self.body.done)
         try:
-            self.done = self.hooks.finish(self.fd, data_fd, offset, length, keep)
+            self.done = self.hooks.finish(self.fd, data_fd, offset, length, keep_alive)
         except OSError:
             return False  # the master is gone: the child writes it itself
         return self.done

@@ -54,7 +54,7 @@ class Response:
         self.chunked = False
         self.no_body = False  # HEAD, 1xx, 204, 304: the body is not sent
         self.written = 0  # body bytes sent (or handed to the master)
-        self.finisher = finisher  # an actd.offload.Finisher, or None
+        self.finisher = finisher  # the connection's actd.offload.Finisher, or None
         self.body = body  # the request's actd.http.Body, or None
 
     def start_response(self, status, headers, exc_info=None):
@@ -112,10 +112,16 @@ class Response:
         return True
 
     def _finish_file(self, fd, offset, length):
-        return self.finisher.file(fd, offset, length, self.keep_alive)
+        return self.finisher.file(fd, offset, length, self._parks())
 
     def _finish_bytes(self, rest):
-        return self.finisher.bytes(rest, self.keep_alive)
+        return self.finisher.bytes(rest, self._parks())
+
+    def _parks(self):
+        """Return whether the master may park the connection once it has
+        sent the rest: the response leaves it open, and the request's
+        body is read whole."""
+        return self.keep_alive and (self.body is None or self.body.done)
 
     def finished(self):
         """Return whether the response went to the master (a finisher's)."""

@@ -19,12 +19,22 @@ PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
 CRLF = b"\r\n"
 # a method token, SP, a target of visible bytes, SP, HTTP/D.D
 REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [\x21-\x7e\x80-\xff]+ HTTP/[0-9]\.[0-9]")
-# a bare LF, a bare CR, a control byte other than HTAB
+# a bare LF, a bare CR, a control byte other than HTAB: has_fault's rule
+# as a regular expression (the tests check one against the other; a
+# search costs about four times has_fault's count)
 FAULT = re.compile(rb"(?<!\r)\n|\r(?!\n|\Z)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# the bytes has_fault deletes: every control byte but HTAB, CR and LF among them
+CONTROLS = bytes(range(0x09)) + bytes(range(0x0a, 0x20)) + b"\x7f"
 HEX = re.compile(rb"[0-9a-fA-F]*")
 # a field name that can frame a body; where none is in the peek (most
-# requests), body_whole need not parse the head
+# requests), body_whole need not parse the head (see names_framing)
 FRAMING = re.compile(rb"content-length|transfer-encoding", re.IGNORECASE)
+
+# one_plain_head's head: REQUEST_LINE, then field lines (no control byte
+# but HTAB, none named content-length or transfer-encoding in any case,
+# as parse_body splits names), then the empty line
+PLAIN_HEAD = re.compile(REQUEST_LINE.pattern + rb"\r\n(?:(?!(?i:content-length|transfer-encoding)(?::|\r\n))"
+                        rb"[\t\x20-\x7e\x80-\xff]+\r\n)*\r\n")
 
 READY, WAIT, GONE = "ready", "wait", "gone"  # what look() finds
 
@@ -59,10 +69,41 @@ def head_ready(head):
     rest = head[start:]
     line = rest.find(CRLF)
     if line < 0:
-        return len(rest) > LINE_LIMIT + 1 or FAULT.search(rest) is not None
+        return len(rest) > LINE_LIMIT + 1 or has_fault(rest)
     if line > LINE_LIMIT or not REQUEST_LINE.fullmatch(rest, 0, line):
         return True
-    return rest.find(b"\r\n\r\n") >= 0 or FAULT.search(rest) is not None
+    return rest.find(b"\r\n\r\n") >= 0 or has_fault(rest)
+
+
+def has_fault(head):
+    """Return whether head (bytes) holds a bare LF, a bare CR but at its
+    end (a LF may follow), or a control byte other than HTAB: whether
+    FAULT.search(head) finds one, counted in C. Deleting every control
+    byte (CR and LF included) removes two bytes per CRLF and one for a
+    last CR exactly when there is no fault."""
+    gone = len(head) - len(head.translate(None, CONTROLS))
+    return gone != 2 * head.count(CRLF) + head.endswith(b"\r")
+
+
+def names_framing(peek):
+    """Return whether peek names Content-Length or Transfer-Encoding in
+    any case (FRAMING.search, with no regular expression: a search of a
+    short head costs several times a lower() and two finds)."""
+    low = peek.lower()  # find, not in: bytes' in tries the needle as an int first, an exception
+    return low.find(b"content-length") >= 0 or low.find(b"transfer-encoding") >= 0
+
+
+def one_plain_head(peek):
+    """Return whether peek is one whole request head and nothing more, a
+    good one that frames no body (most GETs): then it is ready, and its
+    requests span all of it (actd.exact.whole_span), found with one
+    anchored match (PLAIN_HEAD) instead of a parse of its fields: a
+    request line head_ready takes, of at most LINE_LIMIT bytes, lines of
+    visible bytes, spaces and tabs, none a Content-Length or
+    Transfer-Encoding field (parse_body's names), and the empty line,
+    within HEAD_LIMIT."""
+    return (len(peek) <= HEAD_LIMIT and PLAIN_HEAD.fullmatch(peek) is not None
+            and (len(peek) <= LINE_LIMIT or peek.find(CRLF) <= LINE_LIMIT))
 
 
 def body_whole(peek):
@@ -71,7 +112,7 @@ def body_whole(peek):
     head, no body, or framing the server refuses at once (parse_body), and
     for a chunked body with a fault (chunked_end), and at once for a peek
     that names neither Content-Length nor Transfer-Encoding."""
-    if FRAMING.search(peek) is None:
+    if not names_framing(peek):
         return True  # parse_body would find no body
     body = parse_body(peek)
     if body is None:
@@ -166,15 +207,16 @@ def chunk_size(line):
 
 
 class Screen:
-    """Looks at accepted connections under one filter, with one buffer
-    reused for every peek."""
+    """Looks at accepted connections under one filter. (Each peek is a
+    recv of its own: into one reused buffer, the copy out of it cost more
+    than the allocation recv makes.)"""
 
-    __slots__ = ("filter", "buf", "last")
+    __slots__ = ("filter", "last", "plain")
 
     def __init__(self, filter):
         self.filter = filter
-        self.buf = bytearray(HEAD_LIMIT)
         self.last = b""  # what the last look peeked
+        self.plain = False  # ... was one plain head (one_plain_head)
 
     def look(self, sock, rule=None):
         """Peek at what sock's client has sent, without taking it.
@@ -183,15 +225,28 @@ class Screen:
         peeked, for a listener with a rule of its own: TLS's); WAIT if not,
         or if nothing has come yet; GONE if the client has closed or the
         socket failed (the caller closes it). What it peeked, if anything,
-        stays in self.last (exact reading's first bound: actd.exact.Span).
+        stays in self.last (exact reading's first bound: actd.exact.Span),
+        and self.plain says whether it was one plain head (one_plain_head:
+        ready, and the bound is its length), the common case, judged first.
         """
         try:
-            n = sock.recv_into(self.buf, HEAD_LIMIT, PEEK)
+            peek = sock.recv(HEAD_LIMIT, PEEK)
         except BlockingIOError:
             return WAIT
         except OSError:
             return GONE
-        if n == 0:
+        if not peek:
             return GONE
-        peek = self.last = bytes(memoryview(self.buf)[:n])
-        return READY if (rule(peek) if rule else ready(self.filter, peek)) else WAIT
+        return self.judge(peek, rule)
+
+    def judge(self, peek, rule=None):
+        """Return READY or WAIT for peek, bytes a client has sent (not
+        empty), as look does, keeping them in self.last and self.plain:
+        look's second half, for a peek taken elsewhere (after a PROXY
+        header, by the same recv)."""
+        self.last = peek
+        if rule is not None:
+            self.plain = False
+            return READY if rule(peek) else WAIT
+        self.plain = self.filter == "http" and one_plain_head(peek)
+        return READY if self.plain or ready(self.filter, peek) else WAIT

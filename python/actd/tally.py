@@ -61,6 +61,7 @@ class Recorder:
 
     def __init__(self, log, channel_fd):
         self.inner = log
+        self.alone = log is None  # no access log: add() is all a request needs (actd.wsgi)
         self.fd = channel_fd
         self.sock = None  # opened at the first send: a zygote's child has its own channel at fd
         self.lock = threading.Lock()
@@ -80,6 +81,7 @@ class Recorder:
             self.inner.log(entry)
 
     def add(self, status, micros):
+        """Count an answer of status (str or int) that took micros."""
         with self.lock:
             self.codes[code_index(status)] += 1
             self.buckets[bucket_index(max(micros, 0))] += 1

@@ -56,7 +56,7 @@ import time
 from . import channel as ch
 from . import proxy
 from .report import Reporter
-from .screen import FILTERS, GONE, READY, WAIT, Screen
+from .screen import FILTERS, GONE, HEAD_LIMIT, READY, WAIT, Screen
 from .unsent import write_unsent
 
 GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
@@ -113,8 +113,9 @@ class Worker:
         self.parkable = False  # the connection in hand may go back to the master (K)
         self.give_back = False  # ... and goes back to the master with K
         self.peeked = False  # its request is known to be in
-        self.queued = False  # ... likely in: accepted after another, without waiting
+        self.queued = False  # ... likely in: accepted after another, without waiting, or after its PROXY header
         self.seen = b""  # ... what the screen peeked of it, if it did
+        self.plain = False  # ... and that was one plain head (actd.screen.one_plain_head)
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
@@ -144,17 +145,20 @@ class Worker:
         """Note a request on the connection in hand; text() describes it,
         followed by " from HOST:PORT" when a PROXY header gave its client
         (behind a balancer the client is worth showing, as in Go's)."""
-        if self.address is None:
+        address = self.address
+        if address is None:
             self.reporter.request(text)
             return
-        client = proxy.join(*self.address[:2]).decode()
-        self.reporter.request(lambda: f"{text()} from {client}")
+        # the text is made only if the request is reported (it ran long)
+        self.reporter.request(lambda: f"{text()} from {proxy.join(*address[:2]).decode()}")
 
     def arrived(self):
         """Return whether the connection in hand has its request in, or
         likely so, so that its first read need not wait: one handed over
-        (C), found ready by a screening child, or accepted from the queue
-        right after another was served (its client has had that long)."""
+        (C), found ready by a screening child, accepted from the queue
+        right after another was served (its client has had that long), or
+        one whose PROXY header was just read (a balancer sends the
+        request's first bytes with it). A read that finds nothing polls."""
         return self.peeked or self.queued
 
     def offloads(self, fd):
@@ -373,14 +377,15 @@ class Worker:
         accepted) unless its client is gone or its PROXY header is bad:
         nothing else is reported."""
         conn, addr = got
-        self.address, seen = None, WAIT
+        self.address, seen = None, None
+        rule = self._hello_ready if index in self.tls else None
         if self.trust is not None and self.trust.trusts(index, addr):
-            seen = self._screen_header(conn, addr)
-        if seen == WAIT:  # no header expected, or one read
-            seen = self.screen.look(conn, self._hello_ready if index in self.tls else None)
+            seen = self._screen_header(conn, addr, rule)
+        if seen is None:  # no header expected, or one read with nothing after it yet
+            seen = self.screen.look(conn, rule)
         if seen == READY:
             self.peeked = True  # until _serve is done with it
-            self.seen = self.screen.last
+            self.seen, self.plain = self.screen.last, self.screen.plain
             return conn, self.address or addr
         try:
             if seen != GONE:
@@ -397,15 +402,17 @@ class Worker:
         from .screen import HEAD_LIMIT
         return hello_ready(peek, HEAD_LIMIT)
 
-    def _screen_header(self, conn, addr):
+    def _screen_header(self, conn, addr, rule):
         """Read the PROXY header a trusted connection from addr starts with,
-        if it is whole, into self.address: WAIT once read (look at what
-        follows), PARTIAL if not whole yet (nothing read), GONE if bad or
-        the client went away. A header that keeps the socket's address
-        (LOCAL, UNKNOWN) leaves addr there, so that a K says the header
-        is read: a K NOT_READY without an address has its header ahead."""
+        if it is whole, into self.address, and judge what follows it by
+        the same peek (self.screen.judge, with rule): READY or WAIT as the
+        screen finds it, None if nothing follows yet (the caller looks),
+        PARTIAL if the header is not whole yet (nothing read), GONE if bad
+        or the client went away. A header that keeps the socket's address
+        (LOCAL, UNKNOWN) leaves addr there, so that a K says the header is
+        read: a K NOT_READY without an address has its header ahead."""
         try:
-            peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT, proxy.PEEK)
+            peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT + HEAD_LIMIT, proxy.PEEK)
         except BlockingIOError:
             return proxy.PARTIAL
         except OSError:
@@ -418,7 +425,8 @@ class Worker:
         except (OSError, proxy.BadHeader):
             return GONE
         self.address = address or addr[:2]
-        return WAIT
+        rest = peek[length:length + HEAD_LIMIT]
+        return self.screen.judge(rest, rule) if rest else None
 
     # connections
 
@@ -467,7 +475,7 @@ class Worker:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
             self.parkable = self.peeked = self.queued = self.finished = self.secure = False
-            self.address, self.seen = None, b""
+            self.address, self.seen, self.plain = None, b"", False
             close_both(conn, served)
 
     def _secure(self, conn, index):
@@ -490,6 +498,7 @@ class Worker:
         except (proxy.BadHeader, OSError) as err:
             print(f"actd: PROXY header from {addr_text(peer_address(conn))}: {err}", file=sys.stderr, flush=True)
             return False
+        self.queued = True  # a balancer sends the request with its header: try the read before a poll
         return True
 
     def _check_listener(self, index):

@@ -84,7 +84,11 @@ class Server:
         self.options = options or Options()
         self.hooks = hooks or Standalone()
         self.access_log = access_log
+        # an actd.tally.Recorder with no access log behind it: a request
+        # is counted (add), with no Entry made and no wall clock read
+        self.tally_only = getattr(access_log, "alone", False)
         self.response = None  # the request in hand's Response, once made
+        self.finisher = None  # the connection in hand's actd.offload.Finisher, if it may offload
         self.refused = None  # (status, body bytes) of an error the server sent in its place
         self.base = {
             "wsgi.version": (1, 0),
@@ -106,9 +110,11 @@ class Server:
         SERVER_PORT). The caller closes sock."""
         secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
         conn = self._connection(sock, secure)
-        span = exact.Span(getattr(self.hooks, "seen", b"")) if getattr(self.hooks, "parkable", False) else None
+        hooks = self.hooks  # a parkable one is an actd.worker.Worker
+        span = exact.Span(hooks.seen, hooks.plain) if getattr(hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
         remote = remote_address(addr)
+        self.finisher = Finisher(hooks, conn.fd, reader) if offloading(hooks) else None
         try:
             while self._one(conn, reader, remote, local, secure):
                 if span and reader.buf and not span.whole(reader.buf):
@@ -143,7 +149,9 @@ class Server:
             return False
         self.hooks.request(request.describe)
         self.response = self.refused = None
-        began = (time.time(), time.monotonic_ns()) if self.access_log else None
+        began = None
+        if self.access_log:
+            began = (0.0 if self.tally_only else time.time(), time.monotonic_ns())
         client = remote  # (REMOTE_ADDR, REMOTE_PORT, scheme or None)
         if self.options.forwarded_allow:
             client = forwarded.resolve(self.options.forwarded_allow, remote[:2], request.headers)
@@ -166,8 +174,12 @@ class Server:
             status, sent = response.status[:3], response.written
         else:
             status, sent = "-", 0  # the client went away first
-        path, _, query = request.target.partition("?")
         micros = (time.monotonic_ns() - began[1]) // 1000
+        if self.tally_only:
+            if status != "-":  # as Recorder.log counts
+                self.access_log.add(status, micros)
+            return
+        path, _, query = request.target.partition("?")
         self.access_log.log(accesslog.Entry(client, request.method, path, query, request.version, status,
                                             sent, micros, request.headers, began[0]))
 
@@ -180,8 +192,7 @@ class Server:
             return False
         body = self._body(conn, reader, request)
         environ = self._environ(request, body, client, local)
-        finisher = Finisher(self.hooks, conn.fd, reader, body) if offloading(self.hooks) else None
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, finisher, body)
+        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, self.finisher, body)
         self.response = response
         try:
             self._call(environ, response)

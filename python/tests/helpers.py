@@ -44,8 +44,8 @@ class Pair:
     """A Server serving one end of a socket pair in a thread; the test
     holds the other end (client)."""
 
-    def __init__(self, app, options=None, family=socket.AF_UNIX):
-        self.server = Server(app, options or Options(keep_alive=2, timeout=5))
+    def __init__(self, app, options=None, family=socket.AF_UNIX, access_log=None):
+        self.server = Server(app, options or Options(keep_alive=2, timeout=5), access_log=access_log)
         if family == socket.AF_UNIX:
             self.client, self.conn = socket.socketpair(family)
         else:

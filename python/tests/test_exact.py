@@ -5,6 +5,7 @@ import unittest
 
 import random
 
+from actd import screen
 from actd.exact import Span, one_plain_head, spans, whole_span
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -39,9 +40,12 @@ class PlainHeadTest(unittest.TestCase):
         # one_plain_head's shortcut gives what the request-by-request walk gives
         parts = [b"GET / HTTP/1.1", b"GET /a?b HTTP/1.0", b"\r\n", b"Host: a", b"X: \tb ", b"\n", b"\r",
                  b"Content-Length: 2", b"content-length: x", b"Transfer-Encoding: chunked", b"ab", b"\x00",
-                 b"GET", b" ", b":", b"\r\n\r\n"]
+                 b"GET", b" ", b":", b"\r\n\r\n", b"content-length", b"X: Content-Length: 1",
+                 b"TRANSFER-ENCODING:", b"Content-Length : 2", b"/transfer-encoding", b"\t"]
         rng = random.Random(20)
-        peeks = [GET, GET + GET, POST + b"abcde", b"\r\n" + GET, GET[:-2], b"GET  / HTTP/1.1\r\nHost: a\r\n\r\n"]
+        peeks = [GET, GET + GET, POST + b"abcde", b"\r\n" + GET, GET[:-2], b"GET  / HTTP/1.1\r\nHost: a\r\n\r\n",
+                 b"GET / HTTP/1.1\r\ncontent-length\r\n\r\n", b"GET / HTTP/1.1\r\nTransfer-Encoding\r\n\r\n",
+                 b"GET /content-length HTTP/1.1\r\nX: transfer-encoding\r\n\r\n"]
         peeks += [b"".join(rng.choice(parts) for _ in range(rng.randint(1, 12))) for _ in range(20000)]
         fields = [b"Host: a", b"X: b\t", b"Connection: close", b"Y:", b"Z : c", b"W: \x7f", b"V: \xff"]
         peeks += [b"\r\n".join([b"GET / HTTP/1.1"] + rng.sample(fields, rng.randint(0, 4))) + b"\r\n\r\n"
@@ -49,7 +53,10 @@ class PlainHeadTest(unittest.TestCase):
         shortcuts = 0
         for peek in peeks:
             self.assertEqual(whole_span(peek), spans(peek), peek)
-            shortcuts += one_plain_head(peek)
+            plain = one_plain_head(peek)
+            shortcuts += plain
+            if plain:  # a screening child judges it ready on this alone (actd.screen.Screen.look)
+                self.assertTrue(screen.ready("http", peek), peek)
         self.assertGreater(shortcuts, 100)  # the shortcut was tried
 
 
@@ -74,6 +81,9 @@ class SpanTest(unittest.TestCase):
             with self.subTest(name):
                 span = Span(seen)
                 self.assertEqual(span.allowed(_NoPeek(), 65536), want)
+                # the screen found it one plain head: its length, taken as is
+                plain = Span(seen, plain=one_plain_head(seen))
+                self.assertEqual(plain.allowed(_NoPeek(), 65536), want)
 
     def test_unscreened_first_read_peeks(self):
         with self.assertRaises(AssertionError):

@@ -3,6 +3,7 @@ address trailers on the back-channel, and workers run as real processes
 that read headers, against a test that plays their master."""
 
 import os
+import random
 import socket
 import struct
 import threading
@@ -91,6 +92,22 @@ class ConsumeTest(unittest.TestCase):
         self.addCleanup(a.close)
         self.addCleanup(b.close)
         return a, b
+
+    def test_tcp4_fast_path(self):
+        # parse's one-match path for v1 TCP4 lines gives what parse_v1 gives
+        rng = random.Random(24)
+        octets = [b"0", b"1", b"9", b"10", b"99", b"100", b"199", b"200", b"249", b"250", b"255", b"256",
+                  b"01", b"001", b"300", b"1000", b"", b"a"]
+        ports = [b"0", b"1", b"80", b"00", b"01", b"65535", b"65536", b"99999", b"100000", b"", b"-1"]
+        tails = [b"\r\n", b"\r\nGET / HTTP/1.1\r\n\r\n", b"\n", b" \r\n", b"\r"]
+        fast = 0
+        for _ in range(20000):
+            quads = [b".".join(rng.choice(octets) for _ in range(4)) for _ in range(2)]
+            line = b"PROXY TCP4 %s %s %s %s" % (quads[0], quads[1], rng.choice(ports), rng.choice(ports))
+            buf = line + rng.choice(tails)
+            fast += proxy.V1_TCP4.match(buf) is not None
+            self.assertEqual(proxy.parse(buf), proxy.parse_v1(buf), buf)
+        self.assertGreater(fast, 20)  # the fast path was taken
 
     def test_in_pieces(self):
         # the header comes a few bytes at a time; the request after it stays unread
@@ -349,6 +366,7 @@ class ProxyChildTest(unittest.TestCase):
             # sent before the child looks; K's value and trailer; what the K'd socket holds
             ("header not whole: nothing read", V1[:20], b"", V1[:20]),
             ("header whole, request not", V1 + CLOSE[:10], b"192.0.2.1:5000", CLOSE[:10]),
+            ("header whole, nothing after it: looked at again", V1, b"192.0.2.1:5000", None),
             ("v2 LOCAL, request not: the socket's address", v2(command=0x20) + CLOSE[:10], b"127.0.0.1:", CLOSE[:10]),
         ]
         for name, data, trailer, left in cases:
@@ -362,6 +380,10 @@ class ProxyChildTest(unittest.TestCase):
                 self.assertTrue(c.trailer.startswith(trailer) and (trailer or not c.trailer), c.trailer)
                 back = socket.socket(fileno=got[3][0])
                 self.addCleanup(back.close)
+                if left is None:  # the header read, nothing left
+                    with self.assertRaises(BlockingIOError):
+                        back.recv(1000, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                    continue
                 self.assertEqual(back.recv(1000, socket.MSG_PEEK | socket.MSG_DONTWAIT), left)
 
     def test_screening_served(self):

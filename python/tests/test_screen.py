@@ -2,14 +2,16 @@
 readiness rule, and a screening child, run as a real process, against a
 test that plays its master on a SOCK_SEQPACKET pair."""
 
+import itertools
 import os
+import random
 import socket
 import subprocess
 import sys
 import unittest
 
 from actd import channel as ch
-from actd.screen import GONE, HEAD_LIMIT, READY, WAIT, Screen, ready
+from actd.screen import FAULT, FRAMING, GONE, HEAD_LIMIT, READY, WAIT, Screen, has_fault, names_framing, ready
 from actd.worker import capabilities, screen_for
 
 HEAD = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -97,11 +99,38 @@ class ReadyTest(unittest.TestCase):
                         self.assertEqual(screen.look(conn), want)
                     if want == READY:  # what it saw is kept, for the first read's bound (actd.exact)
                         self.assertIn(screen.last, (HEAD, b"G"))
+                        self.assertEqual(screen.plain, screen.last == HEAD)  # HEAD is one plain head
 
 
 def reset(client):
     client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
     client.close()
+
+
+class CountedChecksTest(unittest.TestCase):
+    """has_fault and names_framing stand in for FAULT.search and
+    FRAMING.search on the per-connection path: they must agree."""
+
+    def test_has_fault_is_the_fault_search(self):
+        # every string of up to 6 bytes over the bytes that matter, then
+        # longer random ones
+        alphabet = b"\r\n\t\x01\x7fa "
+        heads = [bytes(t) for n in range(7) for t in itertools.product(alphabet, repeat=n)]
+        rng = random.Random(20)
+        heads += [bytes(rng.choice(alphabet) for _ in range(rng.randrange(7, 80))) for _ in range(20000)]
+        heads += [bytes([b]) + b"\r\n" for b in range(256)]
+        for head in heads:
+            want = FAULT.search(head) is not None
+            if has_fault(head) != want:
+                self.fail(f"has_fault({head!r}): got {not want}, want {want}")
+
+    def test_names_framing_is_the_framing_search(self):
+        names = [b"Content-Length", b"content-length", b"CONTENT-LENGTH", b"Transfer-Encoding",
+                 b"tRANSFER-eNCODING", b"Content-Lengt", b"ransfer-Encoding", b"Content-Type", b""]
+        for name in names:
+            for head in (name, b"GET / HTTP/1.1\r\n" + name + b": 1\r\n\r\n", b"X: " + name):
+                with self.subTest(head=head):
+                    self.assertEqual(names_framing(head), FRAMING.search(head) is not None)
 
 
 class ScreenForTest(unittest.TestCase):

@@ -6,6 +6,7 @@ from collections import namedtuple
 
 from actd import channel as ch
 from actd import tally
+from helpers import Pair
 
 Entry = namedtuple("Entry", "status micros")
 
@@ -53,6 +54,39 @@ class TestRecorder(unittest.TestCase):
             self.master.recv(512)
         self.recorder.flush()
         self.assertEqual(tally.PACKET.unpack(self.master.recv(512))[4 + 9], 1)
+
+
+class TestServerCounts(unittest.TestCase):
+    """A Server whose access log is a Recorder alone (no ACTD_ACCESS_LOG)
+    counts each answer by status, as one with an access log does."""
+
+    def test_counted_without_a_log(self):
+        master, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.addCleanup(master.close)
+        self.addCleanup(child.close)
+        for name, inner in [("alone", None), ("with a log", type("Log", (), {"log": lambda _, e: None})())]:
+            with self.subTest(name):
+                recorder = tally.Recorder(inner, child.fileno())
+                self.assertEqual(recorder.alone, inner is None)
+
+                def app(environ, start_response):
+                    status = "404 Not Found" if environ["PATH_INFO"] == "/missing" else "200 OK"
+                    start_response(status, [("Content-Length", "2")])
+                    return [b"ok"]
+
+                Pair(app, access_log=recorder).exchange(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"
+                                                       b"GET /missing HTTP/1.1\r\nHost: h\r\n\r\n"
+                                                       b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+                recorder.flush()
+                codes = [0] * tally.NUM_CODES
+                master.setblocking(False)
+                try:
+                    while True:  # the first T went at once, the rest at the flush
+                        fields = tally.PACKET.unpack(master.recv(512))
+                        codes = [a + b for a, b in zip(codes, fields[4:4 + tally.NUM_CODES])]
+                except BlockingIOError:
+                    pass
+                self.assertEqual((codes[0], codes[9], sum(codes)), (2, 1, 3))
 
 
 if __name__ == "__main__":
