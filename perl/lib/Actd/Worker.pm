@@ -17,7 +17,11 @@ package Actd::Worker;
 #              after the first; a later A means register again.
 #
 # Both answer P with O, and end on D or EOF (the master is gone) once the
-# connection in hand is done.
+# connection in hand is done. The master sends A and P to a child it holds
+# idle, which may have taken a connection whose B it has not read yet: a
+# P or a "register again" that comes while that connection waits for its
+# client's next request leaves it open (heard): the P is answered at once,
+# the A carried out once the connection ends, after its I (register_owed).
 #
 # Under an accept filter (revision 3, capability "handoff", announced when
 # ACTD_PROTOCOL is 3 or more and Actd::Passfd works on this perl) the
