@@ -229,32 +229,52 @@ sub address {
 # await_request: wait up to the keep-alive timeout for the client's next
 # request (under an accept filter, for a connection the master handed over
 # or one the child screened itself, 1 ms: then it goes back to the master,
-# Actd::Worker::await_handed). Returns false on a timeout. When the master has something to say
-# (a drain, or end of file: only those reach a busy child, but for an
-# exclusive-mode "register again"), it returns whether the client has sent
-# something, and that request is the connection's last. A wait that lasts
-# more than REPORT_AFTER clears the request text in `actd status`.
+# Actd::Worker::await_handed). Returns true if the client sent something,
+# false on a timeout; a wait that lasts more than REPORT_AFTER clears the
+# request text in `actd status`. The master may speak meanwhile: see
+# await_either.
 sub await_request {
     my ($self, $c) = @_;
     $self->{worker}->lasts;    # a connection that waits is no short one
     my $handed = $self->{worker}->await_handed($c->{conn});    # under an accept filter
     return $handed if defined $handed;
     return 1 if UNIVERSAL::isa($c->{conn}, 'IO::Socket::SSL') && $c->{conn}->pending;    # TLS: read, not yet taken
+    return $self->await_either($c);
+}
+
+# await_either: wait, up to the keep-alive timeout in all, for the client
+# of $c or the master. What the master says that the worker hears
+# (Actd::Worker::heard: a ping, an exclusive-mode "register again") leaves
+# the connection as it is, and the wait goes on. Anything else (a drain,
+# end of file) makes the request the client has sent already, if any, the
+# connection's last: returns whether there is one. Returns true when the
+# client has sent something, false on a timeout or an error.
+sub await_either {
+    my ($self, $c) = @_;
     my $client  = fileno $c->{conn};
     my $channel = fileno $self->{worker}->channel;
     my $in      = '';
     vec($in, $client,  1) = 1;
     vec($in, $channel, 1) = 1;
-    my $first = $self->{keepalive_timeout} < REPORT_AFTER ? $self->{keepalive_timeout} : REPORT_AFTER;
-    my ($n, $out) = wait_readable($in, $first);
-    if (!$n && $first < $self->{keepalive_timeout}) {
-        $self->{worker}->report('');
-        ($n, $out) = wait_readable($in, $self->{keepalive_timeout} - $first);
+    my $start   = Time::HiRes::time();
+    my $cleared = 0;
+    while (1) {
+        my $waited = Time::HiRes::time() - $start;
+        return 0 if $waited >= $self->{keepalive_timeout};
+        if (!$cleared && $waited >= REPORT_AFTER) {
+            $self->{worker}->report('');
+            $cleared = 1;
+        }
+        my $until = $cleared ? $self->{keepalive_timeout} : REPORT_AFTER;
+        $until = $self->{keepalive_timeout} if $until > $self->{keepalive_timeout};
+        my ($n, $out) = wait_readable($in, $until - $waited);
+        return 0 if $n < 0;
+        next if !$n;
+        return 1 unless vec($out, $channel, 1);
+        next if $self->{worker}->heard;
+        $c->{last} = 1;
+        return vec($out, $client, 1);
     }
-    return 0 if $n <= 0;
-    return 1 unless vec($out, $channel, 1);
-    $c->{last} = 1;
-    return vec($out, $client, 1);
 }
 
 # wait_readable: select on the fds in $in for $timeout seconds; returns the

@@ -17,7 +17,11 @@ package Actd::Worker;
 #              after the first; a later A means register again.
 #
 # Both answer P with O, and end on D or EOF (the master is gone) once the
-# connection in hand is done.
+# connection in hand is done. The master sends A and P to a child it holds
+# idle, which may have taken a connection whose B it has not read yet: a
+# P or a "register again" that comes while that connection waits for its
+# client's next request leaves it open (heard): the P is answered at once,
+# the A carried out once the connection ends, after its I (register_owed).
 #
 # Under an accept filter (revision 3, capability "handoff", announced when
 # ACTD_PROTOCOL is 3 or more and Actd::Passfd works on this perl) the
@@ -62,7 +66,7 @@ package Actd::Worker;
 use strict;
 use warnings;
 use Fcntl qw(F_GETFD F_SETFD FD_CLOEXEC);
-use Socket qw(MSG_DONTWAIT);
+use Socket qw(MSG_DONTWAIT MSG_PEEK);
 use Errno qw(EAGAIN EWOULDBLOCK ECONNABORTED EINTR ECONNRESET);
 use Time::HiRes ();
 use Actd::Protocol qw(WIRE HEADER HEADER_SIZE MAX_TEXT FIRST_FD KEEP_ACCEPTING HANDOFF SCREEN NOT_READY
@@ -270,8 +274,37 @@ sub mode { $_[0]{mode} }
 sub listener { $_[0]{listeners}[ $_[1] ] }
 
 # channel: the back-channel's handle, to watch for readability while
-# waiting on a client (a readable channel means: end the connection soon).
+# waiting on a client (then ask heard what to do).
 sub channel { $_[0]{channel} }
+
+# heard: read what the master said to a busy child, its back-channel
+# readable, while the connection in hand waits for the client's next
+# request. Returns true if it was heard and the connection goes on: a
+# ping (P, answered with O), or, in a child that registers its listeners
+# (exclusive mode, a screening child), a "register again" (A), which the
+# master sends a child it has not heard busy yet: it is owed, carried out
+# once the connection ends (register_owed). Returns false, the message
+# left unread for the loop, for anything else: a drain, end of file, or
+# an order the connection must end for.
+sub heard {
+    my ($self) = @_;
+    my $peeked = recv($self->{channel}, my $packet, HEADER_SIZE, MSG_PEEK | MSG_DONTWAIT);
+    return 0 if !defined $peeked || length $packet < HEADER_SIZE;
+    my ($type) = unpack HEADER, $packet;
+    return 0 if $type ne PING && !($type eq ACCEPT && $self->registers);
+    my (undef, undef, $value) = $self->receive or return 0;
+    if ($type eq ACCEPT) {
+        $self->{owed} = 1;
+    } else {
+        $self->send_message(PONG, 0, $value);
+    }
+    return 1;
+}
+
+# registers: whether this child registers its listeners on the master's
+# A (exclusive mode, or a screening child), so that a later A means
+# "register again"; in dispatch mode an A is an accept order.
+sub registers { $_[0]{mode} eq 'exclusive' || $_[0]{screen} }
 
 # stop: ask the loop to end after the connection in hand (psgix.harakiri).
 sub stop { $_[0]{stop} = 1 }
@@ -280,7 +313,7 @@ sub stop { $_[0]{stop} = 1 }
 # gone) is ignored: the next receive reads end of file.
 sub send_message {
     my ($self, $type, $listener, $value) = @_;
-    $self->{reported} = '' if $type ne SERVED;    # a B or I ends what R said
+    $self->{reported} = '' if $type eq BUSY || $type eq IDLE;    # a B or I ends what R said
     $self->{sent}++;
     send($self->{channel}, pack(HEADER, $type, WIRE, $listener // 0, $value // 0), 0);
 }
@@ -632,7 +665,6 @@ sub exclusive {
     my $epoll = Actd::Epoll->new;
     $epoll->add(fileno $self->{channel}, 0);
     $self->register($epoll);
-    $self->send_message(IDLE);
     my %index = map { fileno($self->{listeners}[$_]) => $_ } 0 .. $#{ $self->{listeners} };
     my $channel = fileno $self->{channel};
     while (!$self->{stop}) {
@@ -645,6 +677,7 @@ sub exclusive {
             $self->spell($index{$fd});
             last if $self->{stop};
         }
+        $self->register_owed($epoll);
     }
 }
 
@@ -661,21 +694,35 @@ sub go_ahead {
 
 # exclusive_order: one message to a registered child. A: register again,
 # to the back of the kernel's wait queue (a lower slot registered after
-# us), then I. Returns false on a drain or end of file.
+# us). Returns false on a drain or end of file.
 sub exclusive_order {
     my ($self, $epoll) = @_;
     my ($type, undef, $value) = $self->receive or return 0;
     return $self->answer($type, $value) if $type ne ACCEPT;
-    $epoll->remove(fileno $_) for @{ $self->{listeners} };
     $self->register($epoll);
-    $self->send_message(IDLE);
     return 1;
 }
 
-# register: add every listener, in listener order, with EPOLLEXCLUSIVE.
+# register: add every listener, in listener order, with EPOLLEXCLUSIVE,
+# after removing them if they were registered already (such an entry
+# cannot be moved, only added anew, to the back of the wait queue); then
+# I, the master's sign that it is done.
 sub register {
     my ($self, $epoll) = @_;
+    if ($self->{registered}++) {
+        $epoll->remove(fileno $_) for @{ $self->{listeners} };
+    }
     $epoll->add(fileno $_, 1) for @{ $self->{listeners} };
+    $self->send_message(IDLE);
+}
+
+# register_owed: register again if an A came while a connection waited
+# for its client (heard), now that it ended: after its I, so the master
+# sees I for the connection, then I once registered again, as when the A
+# comes after the connection. Not when the child stops.
+sub register_owed {
+    my ($self, $epoll) = @_;
+    $self->register($epoll) if delete $self->{owed} && !$self->{stop};
 }
 
 # screen: children first under an accept filter (capability screen). The
@@ -701,6 +748,7 @@ sub screen {
             last if $self->{stop};
             $self->spell($index{$fd});
         }
+        $self->register_owed($epoll);
     }
 }
 
@@ -719,11 +767,7 @@ sub screen_order {
         return 1;
     }
     return $self->answer($type, $value) if $type ne ACCEPT;
-    if ($self->{registered}++) {
-        $epoll->remove(fileno $_) for @{ $self->{listeners} };
-    }
     $self->register($epoll);
-    $self->send_message(IDLE);
     return 1;
 }
 
