@@ -50,22 +50,9 @@ var errDeadline = errors.New("request deadline passed")
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
 func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
-	ans := newReplies()
 	conn := &fdConn{}
-	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
-	var text requestText
-	large := &bodies{files: files}
-	access := newHandlerLog() // httpd_access.go
-	rules := newRules(worker.MaxRequestBody(), access.log.Headers())
-	access.e.Header = rules.value
-	var kind, arg string
-	seen := func(line []byte) {
-		text.seen(line)
-		access.seen(line)
-		_, rest, _ := bytes.Cut(line, []byte(" "))
-		target, _, _ := bytes.Cut(rest, []byte(" "))
-		kind, arg = route(target)
-	}
+	h := newHandlerState(conn, files)
+	ans, r, large, access, rules := h.ans, h.r, h.large, h.access, h.rules
 	return func(fd int, parkable bool) bool {
 		conn.open(fd, parkable)
 		ans.open(fd)
@@ -74,9 +61,9 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 		for {
 			worker.Yield() // between requests too: see worker.Yield
 			conn.begin()
-			kind = ""
+			h.kind = ""
 			rules.reset()
-			again, status := readRequestWith(r, seen, rules)
+			again, status := readRequestWith(r, h.seen, rules)
 			if status == giveBack {
 				return true // the next request is the master's until whole
 			}
@@ -97,8 +84,8 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			}
 			var err error
 			var finished bool
-			if kind != "" {
-				finished, err = large.answer(conn, kind, arg, again, parkable && r.Buffered() == 0)
+			if h.kind != "" {
+				finished, err = large.answer(conn, h.kind, h.arg, again, parkable && r.Buffered() == 0)
 				access.done(large.status, large.sent)
 			} else if again {
 				err = conn.writeAll(ans.keep)
@@ -270,4 +257,43 @@ var reasons = map[int]string{
 	431: "Request Header Fields Too Large",
 	501: "Not Implemented",
 	505: "HTTP Version Not Supported",
+}
+
+// handlerState is what a built-in handler, plain or HTTPS, keeps from one
+// request to the next (a child serves one connection at a time): its
+// replies, the reader over the connection, the request's text for
+// reports, its route (kind and arg), the large bodies, the access log and
+// the head rules.
+type handlerState struct {
+	ans       *replies
+	r         *bufio.Reader
+	text      requestText
+	large     *bodies
+	access    *handlerLog
+	rules     *requestRules
+	kind, arg string
+}
+
+// newHandlerState returns the state of a handler reading from conn and
+// serving files from the directory files ("" for none).
+func newHandlerState(conn io.Reader, files string) *handlerState {
+	h := &handlerState{
+		ans:    newReplies(),
+		r:      bufio.NewReaderSize(conn, acceptfilter.HeadLimit),
+		large:  &bodies{files: files},
+		access: newHandlerLog(), // httpd_access.go
+	}
+	h.rules = newRules(worker.MaxRequestBody(), h.access.log.Headers())
+	h.access.e.Header = h.rules.value
+	return h
+}
+
+// seen is readRequestWith's look at each head line: the request's text,
+// the access log's fields, and from the request line the route.
+func (h *handlerState) seen(line []byte) {
+	h.text.seen(line)
+	h.access.seen(line)
+	_, rest, _ := bytes.Cut(line, []byte(" "))
+	target, _, _ := bytes.Cut(rest, []byte(" "))
+	h.kind, h.arg = route(target)
 }

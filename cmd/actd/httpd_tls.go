@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/actd/actd/prefork/acceptfilter"
 	"github.com/actd/actd/prefork/worker"
 )
 
@@ -25,22 +22,9 @@ import (
 // connection itself for keepAliveIdle (a TLS session never goes back to the
 // master) and writes every response itself.
 func httpsHandler(delay time.Duration, files string) worker.Handler {
-	ans := newReplies()
 	conn := &tlsConn{}
-	r := bufio.NewReaderSize(conn, acceptfilter.HeadLimit)
-	var text requestText
-	large := &bodies{files: files}
-	access := newHandlerLog() // httpd_access.go
-	rules := newRules(worker.MaxRequestBody(), access.log.Headers())
-	access.e.Header = rules.value
-	var kind, arg string
-	seen := func(line []byte) {
-		text.seen(line)
-		access.seen(line)
-		_, rest, _ := bytes.Cut(line, []byte(" "))
-		target, _, _ := bytes.Cut(rest, []byte(" "))
-		kind, arg = route(target)
-	}
+	h := newHandlerState(conn, files)
+	ans, r, large, access, rules := h.ans, h.r, h.large, h.access, h.rules
 	return func(c net.Conn) {
 		conn.c = c
 		client := clientText(c.RemoteAddr())
@@ -50,9 +34,9 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 		for {
 			worker.Yield()
 			conn.begin()
-			kind = ""
+			h.kind = ""
 			rules.reset()
-			again, status := readRequestWith(r, seen, rules)
+			again, status := readRequestWith(r, h.seen, rules)
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow
 			}
@@ -68,8 +52,8 @@ func httpsHandler(delay time.Duration, files string) worker.Handler {
 			}
 			var err error
 			switch {
-			case kind != "":
-				err = large.write(c, kind, arg, again)
+			case h.kind != "":
+				err = large.write(c, h.kind, h.arg, again)
 				access.done(large.status, large.sent)
 			case again:
 				_, err = c.Write(ans.keep)
