@@ -53,8 +53,7 @@ type Pool struct {
 	stop            *stopping  // nil until Run's context is done
 	mem             memory     // control groups and OOM counter (memory.go)
 	launcher        launcher   // how children start and go (launcher.go)
-	store           Store      // where held connections outlive the master (store.go)
-	takenBack       []Stored   // taken back from the store, held at Run's start
+	restore         restoring  // the store and what Run's start takes back from it (store.go)
 	proxy           proxyCache // the current generation's PROXY networks (proxy.go)
 
 	inbox   *inbox // calls from other goroutines (call.go)
