@@ -112,7 +112,8 @@
 //     kill), deadlines.go (due, and applying it), pings.go, leftovers.go
 //     (what a reaped child left in its cgroup).
 //   - Starting children: launcher.go (the launcher interface, exec),
-//     spawn.go (fork+exec, the fd layout and environment), zygote.go and
+//     spawn.go (fork+exec, the fd layout and environment), stdio.go (a
+//     child's fds 0-2), zygote.go and
 //     forks.go (preload: zygotes, their fork orders), orphans.go (what the
 //     subreaper reaps), backoff.go (crash backoff), cloexec.go (what the
 //     master inherited stays out of children).

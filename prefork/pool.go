@@ -3,7 +3,6 @@ package prefork
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
@@ -28,9 +27,7 @@ type Pool struct {
 	slots     []*slot // index = slot number; grows, never shrinks
 	idle      idleSet
 	poll      *poller
-	devnull   int
-	stdout    int
-	stderr    int
+	stdio     stdio // a child's fds 0-2 (stdio.go)
 
 	now             time.Time
 	nextTick        time.Time
@@ -83,7 +80,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
-		changed: make(chan struct{}, 1), done: make(chan struct{}), devnull: -1}
+		changed: make(chan struct{}, 1), done: make(chan struct{}), stdio: closedStdio}
 	p.inbox = newInbox(p.done)
 	mode, err := newMode(p, cfg.Mode)
 	if err != nil {
@@ -188,26 +185,15 @@ func (p *Pool) setup() error {
 	if err := p.setupReports(); err != nil {
 		return err
 	}
-	if p.devnull, err = unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err != nil {
-		return fmt.Errorf("open /dev/null: %w", err)
+	if err := p.stdio.open(); err != nil {
+		return err
 	}
-	p.stdout, p.stderr = openOr(1, p.devnull), openOr(2, p.devnull)
 	return p.mode.setup()
-}
-
-// openOr returns fd if it is open, else fallback.
-func openOr(fd, fallback int) int {
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-		return fallback
-	}
-	return fd
 }
 
 func (p *Pool) teardown() {
 	p.inbox.closeWake()
-	if p.devnull >= 0 {
-		unix.Close(p.devnull)
-	}
+	p.stdio.close()
 	if p.poll != nil {
 		p.poll.close()
 	}

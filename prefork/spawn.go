@@ -79,7 +79,7 @@ func (p *Pool) spawn(num int) (child, error) {
 func (p *Pool) spawnAs(num int, env string) (child, error) {
 	c := child{ch: -1, pidfd: -1}
 	files := make([]uintptr, 0, protocol.FirstListenerFD+len(p.listeners)+1)
-	files = append(files, uintptr(p.devnull), uintptr(p.stdout), uintptr(p.stderr))
+	files = append(files, p.stdio.files()...)
 	for _, l := range p.listeners {
 		files = append(files, uintptr(l.FD))
 	}
