@@ -20,15 +20,13 @@ import (
 type previous struct {
 	gen     int
 	cfg     Config
-	program Program
-	env     []string
-	tls     tlsFiles
+	spec    childSpec
 	backoff backoff
 }
 
 // current returns the running generation, for a reload to keep.
 func (p *Pool) current() *previous {
-	return &previous{gen: p.gen, cfg: p.cfg, program: p.program, env: p.env, tls: p.tls, backoff: p.backoff}
+	return &previous{gen: p.gen, cfg: p.cfg, spec: p.spec, backoff: p.backoff}
 }
 
 // Abandoned is a reload's generation that the pool gave up, in a snapshot.
@@ -77,9 +75,9 @@ func (p *Pool) abandon(err error) {
 	p.launcher.abandon(gen) // its zygote, if any, drains; tick starts one for the generation served on
 	p.retireGen(gen, "generation abandoned")
 	p.replace = replace
-	p.tls.close()
-	closeLog(p.program.logFile, prev.program.logFile) // accesslog.go
-	p.gen, p.cfg, p.program, p.env, p.tls, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.tls, prev.backoff
+	p.spec.tls.close()
+	closeLog(p.spec.program.logFile, prev.spec.program.logFile) // accesslog.go
+	p.gen, p.cfg, p.spec, p.backoff = prev.gen, prev.cfg, prev.spec, prev.backoff
 	p.ready.close(p)
 	p.keepTicking()
 	p.changedState()

@@ -62,7 +62,7 @@ func operatorEnv(cfg Config, listeners int) []string {
 // calls it before it replaces prev.
 func (p *Pool) dropPrevLog() {
 	if p.prev != nil {
-		closeLog(p.prev.program.logFile, p.program.logFile)
+		closeLog(p.prev.spec.program.logFile, p.spec.program.logFile)
 	}
 }
 

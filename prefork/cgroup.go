@@ -55,7 +55,7 @@ func arrange(g cgroup.Groups, cfg Config, log *slog.Logger) *cgroup.Tree {
 // Without per-child groups it is plain ForkExec. It returns the child's PID
 // or ForkExec's error.
 func (p *Pool) forkInto(num int, attr *syscall.ProcAttr) (int, error) {
-	return p.mem.forkInto(num, p.program, attr)
+	return p.mem.forkInto(num, p.spec.program, attr)
 }
 
 // forkInto is Pool.forkInto: prog started with attr in slot num's group.

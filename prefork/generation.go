@@ -196,13 +196,12 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 			return
 		}
 		if p.prev != nil {
-			p.prev.tls.close() // two reloads ago: no child of it starts again
+			p.prev.spec.tls.close() // two reloads ago: no child of it starts again
 		}
 		p.dropPrevLog()
 		p.prev = p.current()
-		p.cfg, p.program, p.tls = cfg, program(cfg), files
-		p.program.logFile, logFile = logFile, nil
-		p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
+		p.cfg, p.spec = cfg, newChildSpec(cfg, p.listeners, logFile, files)
+		logFile = nil
 		p.startGeneration()
 		p.stats.Reloads++
 		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)

@@ -19,9 +19,7 @@ type Pool struct {
 	cfg       Config
 	mode      acceptMode // decided once, in New
 	table     *table     // mode.table()
-	program   Program
-	env       []string
-	tls       tlsFiles // the current generation's certificates (tlsfds.go)
+	spec      childSpec  // what the current generation's children start with (spawn.go)
 	log       *slog.Logger
 	listeners []*listener
 	slots     []*slot // index = slot number; grows, never shrinks
@@ -79,7 +77,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
+	p := &Pool{cfg: cfg, log: log, ramp: 1,
 		changed: make(chan struct{}, 1), done: make(chan struct{}), stdio: closedStdio}
 	p.inbox = newInbox(p.done)
 	mode, err := newMode(p, cfg.Mode)
@@ -97,14 +95,16 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	if _, err := proxyNetworks(cfg, p.listeners); err != nil {
 		return nil, err
 	}
-	if p.tls, err = newTLSFiles(cfg.TLS, p.listeners); err != nil {
+	tls, err := newTLSFiles(cfg.TLS, p.listeners)
+	if err != nil {
 		return nil, err
 	}
-	if p.program.logFile, err = openAccessLog(cfg); err != nil { // accesslog.go
-		p.tls.close()
+	logFile, err := openAccessLog(cfg) // accesslog.go
+	if err != nil {
+		tls.close()
 		return nil, err
 	}
-	p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
+	p.spec = newChildSpec(cfg, p.listeners, logFile, tls)
 	p.mem = newMemory(&p.cfg, log)
 	p.launcher = newLauncher(p, nil)
 	return p, nil
@@ -203,9 +203,9 @@ func (p *Pool) teardown() {
 	for _, l := range p.listeners {
 		unix.Close(l.FD)
 	}
-	p.tls.close() // tlsfds.go
+	p.spec.tls.close() // tlsfds.go
 	if p.prev != nil {
-		p.prev.tls.close()
+		p.prev.spec.tls.close()
 	}
 }
 

@@ -61,6 +61,26 @@ func stripped(kv string) bool {
 	return false
 }
 
+// childSpec is what every child of one generation starts with: the worker
+// program (with its access-log file), the environment its children share,
+// and its certificates' memfds. New makes the first, each Reload its own;
+// the one a reload replaced waits in previous (abandon.go).
+type childSpec struct {
+	program Program
+	env     []string
+	tls     tlsFiles // tlsfds.go
+}
+
+// newChildSpec returns the spec of cfg's children on listeners, with the
+// access-log file logFile (nil for none, accesslog.go) and the
+// certificates tls, both of which it owns from then on.
+func newChildSpec(cfg Config, listeners []*listener, logFile *os.File, tls tlsFiles) childSpec {
+	c := childSpec{program: program(cfg), tls: tls}
+	c.program.logFile = logFile
+	c.env = append(childEnv(cfg, listeners), c.extraEnv(len(listeners), cfg.Mode.SpeaksProtocol())...)
+	return c
+}
+
 // child is a started process, as spawn returns it; a launcher's that has
 // no process yet has pid 0 and pidfd -1 (launcher.go).
 type child struct {
@@ -92,9 +112,9 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		c.ch = master
 		files = append(files, uintptr(child))
 	}
-	files = append(files, p.extraFiles()...) // extrafds.go
+	files = append(files, p.spec.extraFiles()...) // extrafds.go
 	attr := &syscall.ProcAttr{
-		Env:   append(p.env[:len(p.env):len(p.env)], env),
+		Env:   append(p.spec.env[:len(p.spec.env):len(p.spec.env)], env),
 		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Setpgid: true, // a terminal's ^C reaches the master only; it drains
@@ -112,7 +132,7 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		if c.ch >= 0 {
 			unix.Close(c.ch)
 		}
-		return c, fmt.Errorf("spawn slot %d: %s: %w", num, p.program.Path, err)
+		return c, fmt.Errorf("spawn slot %d: %s: %w", num, p.spec.program.Path, err)
 	}
 	c.pid = pid
 	return c, nil
