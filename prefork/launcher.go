@@ -20,7 +20,7 @@ type launcher interface {
 	closed(s *slot)
 	// event takes an epoll event of kindLauncher or kindLauncherExit.
 	event(k kind, index int)
-	// renew is told that a new generation starts (p.gen is its number).
+	// renew is told that a new generation starts (p.gens.cur is its number).
 	renew()
 	// abandon is told that generation gen is abandoned (abandon.go).
 	abandon(gen int)

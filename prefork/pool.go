@@ -31,8 +31,6 @@ type Pool struct {
 	nextTick        time.Time
 	lastScale       time.Time
 	lastOverloadLog time.Time
-	gen             int // the current generation (generation.go)
-	issued          int // the highest generation started: an abandoned one is not reused
 	ramp            int
 	replace         int                          // children that died unasked since the last scale
 	settled         bool                         // the last scale decided nothing (quiet.go)
@@ -41,15 +39,13 @@ type Pool struct {
 	stats           Stats
 	tallies         tallies // the children's request counts (tally.go)
 	backoff         backoff
-	reports         reports    // the back-channels' nested epoll set
-	ready           *readiness // the current generation's start children
-	prev            *previous  // the generation a reload replaced (abandon.go)
-	abandoned       *Abandoned // the last generation abandoned, for snapshots
-	stop            *stopping  // nil until Run's context is done
-	mem             memory     // control groups and OOM counter (memory.go)
-	launcher        launcher   // how children start and go (launcher.go)
-	restore         restoring  // the store and what Run's start takes back from it (store.go)
-	proxy           proxyCache // the current generation's PROXY networks (proxy.go)
+	reports         reports     // the back-channels' nested epoll set
+	gens            generations // the current generation and those around it (generation.go)
+	stop            *stopping   // nil until Run's context is done
+	mem             memory      // control groups and OOM counter (memory.go)
+	launcher        launcher    // how children start and go (launcher.go)
+	restore         restoring   // the store and what Run's start takes back from it (store.go)
+	proxy           proxyCache  // the current generation's PROXY networks (proxy.go)
 
 	inbox   *inbox // calls from other goroutines (call.go)
 	changed chan struct{}
@@ -204,9 +200,7 @@ func (p *Pool) teardown() {
 		unix.Close(l.FD)
 	}
 	p.spec.tls.close() // tlsfds.go
-	if p.prev != nil {
-		p.prev.spec.tls.close()
-	}
+	p.gens.close()
 }
 
 // turn is one pass of the master loop: wait for events or the next tick,
@@ -228,7 +222,7 @@ func (p *Pool) turn(ctx context.Context) error {
 	if !p.now.Before(p.nextTick) {
 		p.tick()
 	}
-	p.ready.check(p)
+	p.gens.ready.check(p)
 	p.drainChildren()
 	p.armReports()
 	return p.fatal

@@ -67,9 +67,9 @@ type proxyCache struct {
 
 // proxyNets returns the current generation's networks, nil for none.
 func (p *Pool) proxyNets() proxyproto.Networks {
-	if p.proxy.gen != p.gen || p.gen == 0 {
+	if p.proxy.gen != p.gens.cur || p.gens.cur == 0 {
 		p.proxy.n, _ = proxyNetworks(p.cfg, p.listeners) // New and Reload refused an error
-		p.proxy.gen = p.gen
+		p.proxy.gen = p.gens.cur
 	}
 	return p.proxy.n
 }

@@ -12,7 +12,7 @@ import "time"
 // quiet reports whether nothing but pings needs the next tick.
 func (p *Pool) quiet() bool {
 	if p.stop != nil || !p.settled || p.backoff.failures > 0 || p.replace > 0 ||
-		p.ready == nil || !p.ready.done {
+		!p.gens.started() {
 		return false
 	}
 	if !p.launcher.settled() {
@@ -27,7 +27,7 @@ func (p *Pool) quiet() bool {
 		}
 	}
 	for _, s := range p.slots {
-		if s.live() && (s.gen != p.gen || s.ending() || s.state != idle && s.state != running) {
+		if s.live() && (s.gen != p.gens.cur || s.ending() || s.state != idle && s.state != running) {
 			return false
 		}
 	}

@@ -9,7 +9,7 @@ import (
 // brings the tick back within the period; a pool with a queue is not quiet.
 func TestQuietTick(t *testing.T) {
 	p, children, _ := dispatchPool(t, 2)
-	p.ready.close(p)
+	p.gens.ready.close(p)
 	p.tick()
 	period := p.tickPeriod()
 	if got := p.nextTick.Sub(p.now); got < p.cfg.PingTimeout || !p.hushed {
@@ -24,7 +24,7 @@ func TestQuietTick(t *testing.T) {
 	}
 
 	p, _, addr := dispatchPool(t, 2)
-	p.ready.close(p)
+	p.gens.ready.close(p)
 	queueUp(t, p, addr, 1, 1)
 	p.tick()
 	if got := p.nextTick.Sub(p.now); got > period || p.hushed {

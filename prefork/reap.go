@@ -24,7 +24,7 @@ func (p *Pool) start() bool {
 		return false
 	}
 	p.backoff.spawned(p.now)
-	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
+	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gens.cur,
 		started: p.now, heard: p.now, limit: p.jitteredLimit()}
 	p.slots[num] = s
 	p.move(s, evSpawn)
@@ -87,7 +87,7 @@ func (p *Pool) free(s *slot) {
 	p.step(s, evReap)
 	*s = slot{num: s.num, pidfd: -1, ch: -1}
 	p.mode.moved(s, from, empty, evReap)
-	p.ready.check(p)
+	p.gens.ready.check(p)
 	p.changedState()
 }
 
@@ -136,7 +136,7 @@ func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 		}
 	}
 	switch {
-	case s.fate == killed && s.served == 0 && s.gen == p.gen:
+	case s.fate == killed && s.served == 0 && s.gen == p.gens.cur:
 		p.backoff.fail(p.now, "killed before serving: "+s.reason)
 		p.log.Error("worker failed to start", "event", "crash", "slot", s.num, "pid", s.pid,
 			"reason", s.reason, "age", age, "failures", p.backoff.failures, "retry_in", p.backoff.delay())

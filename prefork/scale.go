@@ -23,7 +23,7 @@ func (p *Pool) scale() {
 	}
 	p.replace = max(p.replace-started, 0)
 	if d.Retire > 0 {
-		if n := p.highestIdle(p.gen); n >= 0 {
+		if n := p.highestIdle(p.gens.cur); n >= 0 {
 			p.retire(p.slots[n], "too many idle")
 		}
 	}
@@ -34,7 +34,7 @@ func (p *Pool) scale() {
 func (p *Pool) poolState() scaleState {
 	var ps scaleState
 	for _, s := range p.slots {
-		if !s.counts(p.gen) {
+		if !s.counts(p.gens.cur) {
 			continue
 		}
 		ps.Children++
@@ -64,11 +64,11 @@ func (p *Pool) genHasIdle(gen int) bool { return p.highestIdle(gen) >= 0 }
 // retireOldIdle drains the idle children of older generations once the
 // current one has an idle child to take over.
 func (p *Pool) retireOldIdle() {
-	if !p.genHasIdle(p.gen) {
+	if !p.genHasIdle(p.gens.cur) {
 		return
 	}
 	for _, s := range p.slots {
-		if (s.state == idle || s.state == standby) && s.gen != p.gen && !s.ending() {
+		if (s.state == idle || s.state == standby) && s.gen != p.gens.cur && !s.ending() {
 			p.retire(s, "old generation")
 		}
 	}

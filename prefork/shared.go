@@ -50,7 +50,7 @@ func (m *sharedMode) scale() {
 	}
 	if want <= 0 {
 		for _, s := range p.slots {
-			if s.live() && s.gen != p.gen {
+			if s.live() && s.gen != p.gens.cur {
 				p.retire(s, "old generation")
 			}
 		}

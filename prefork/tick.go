@@ -19,7 +19,7 @@ func (p *Pool) tick() {
 			p.reports.starting = p.reports.starting || s.state.starting()
 		}
 	}
-	p.ready.check(p)
+	p.gens.ready.check(p)
 	p.mode.tick()
 	p.launcher.tick()
 	p.checkStuck()
