@@ -71,15 +71,15 @@ func (p *Pool) abandon(err error) {
 	p.gens.abandoned, p.gens.prev = a, nil
 	p.log.Error("reload: the new generation cannot serve, the old one serves on", "event", "reload",
 		"generation", gen, "serving", prev.gen, "err", err)
-	replace := p.replace    // forget counts the forks it releases: not to be replaced
-	p.launcher.abandon(gen) // its zygote, if any, drains; tick starts one for the generation served on
+	replace := p.scaler.replace // forget counts the forks it releases: not to be replaced
+	p.launcher.abandon(gen)     // its zygote, if any, drains; tick starts one for the generation served on
 	p.retireGen(gen, "generation abandoned")
-	p.replace = replace
+	p.scaler.replace = replace
 	p.spec.tls.close()
 	closeLog(p.spec.program.logFile, prev.spec.program.logFile) // accesslog.go
 	p.gens.cur, p.cfg, p.spec, p.backoff = prev.gen, prev.cfg, prev.spec, prev.backoff
 	p.gens.ready.close(p)
-	p.keepTicking()
+	p.pace.wake(p.now, p.cfg.tickPeriod())
 	p.changedState()
 }
 

@@ -120,7 +120,7 @@ func (zs *zygotes) closed(s *slot) {
 	case s.reason == "stop", s.reason == zygoteGone: // forget counts the latter
 	default:
 		p.stats.Respawned++
-		p.replace++
+		p.scaler.replace++
 		if s.gen == p.gens.cur {
 			p.backoff.fail(p.now, "fork: no hello")
 		}
@@ -150,7 +150,7 @@ func (zs *zygotes) forget(z *zygote) {
 	// The scaler starts as many again (exec'd, or forked by the next
 	// zygote); a zygote that dies again releases them again, which must
 	// not add up.
-	p.replace = max(p.replace, released)
+	p.scaler.replace = max(p.scaler.replace, released)
 	p.changedState()
 }
 

@@ -165,14 +165,14 @@ func (p *Pool) handOver(r *readiness) bool {
 func (p *Pool) startGeneration() {
 	p.gens.ready.close(p) // superseded: whoever waits for it learns so from the generation
 	p.gens.next(p.cfg.StartChildren, p.now.Add(p.cfg.StartTimeout))
-	p.ramp = 1
+	p.scaler.ramp = 1
 	p.backoff = backoff{}
 	p.launcher = newLauncher(p, p.launcher) // a reload may turn Preload on
 	p.launcher.renew()
 	for range p.cfg.StartChildren {
 		p.start()
 	}
-	p.nextTick = p.now.Add(p.tickPeriod())
+	p.pace.next = p.now.Add(p.cfg.tickPeriod())
 	p.changedState()
 }
 

@@ -127,7 +127,7 @@ func TestBackoffProves(t *testing.T) {
 // TestQuiet changes it.
 func quietPool() *Pool {
 	p := benchPool(2, protocol.Dispatch)
-	p.now, p.settled, p.gens.ready.done = policyT0, true, true
+	p.now, p.scaler.settled, p.gens.ready.done = policyT0, true, true
 	for _, s := range p.slots {
 		s.heard, s.since = policyT0, policyT0
 	}
@@ -148,9 +148,9 @@ func TestQuiet(t *testing.T) {
 		{"running children (shared mode)", func(p *Pool) { p.slots[0].state, p.slots[1].state = running, running }, true},
 		{"an empty slot", func(p *Pool) { p.slots[1].state = empty }, true},
 		{"stopping", func(p *Pool) { p.stop = &stopping{} }, false},
-		{"the scaler not content", func(p *Pool) { p.settled = false }, false},
+		{"the scaler not content", func(p *Pool) { p.scaler.settled = false }, false},
 		{"a start failure", func(p *Pool) { p.backoff.failures = 1 }, false},
-		{"a child to replace", func(p *Pool) { p.replace = 1 }, false},
+		{"a child to replace", func(p *Pool) { p.scaler.replace = 1 }, false},
 		{"the start not done", func(p *Pool) { p.gens.ready.done = false }, false},
 		{"no start yet", func(p *Pool) { p.gens.ready = nil }, false},
 		{"a child busy", func(p *Pool) { p.slots[1].state = busy }, false},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"runtime"
 	"time"
 
@@ -27,25 +26,20 @@ type Pool struct {
 	poll      *poller
 	stdio     stdio // a child's fds 0-2 (stdio.go)
 
-	now             time.Time
-	nextTick        time.Time
-	lastScale       time.Time
-	lastOverloadLog time.Time
-	ramp            int
-	replace         int                          // children that died unasked since the last scale
-	settled         bool                         // the last scale decided nothing (quiet.go)
-	hushed          bool                         // quiet until a distant tick, nothing moved since (quiet.go)
-	readBuf         [protocol.MaxPacket + 1]byte // readChannel's
-	stats           Stats
-	tallies         tallies // the children's request counts (tally.go)
-	backoff         backoff
-	reports         reports     // the back-channels' nested epoll set
-	gens            generations // the current generation and those around it (generation.go)
-	stop            *stopping   // nil until Run's context is done
-	mem             memory      // control groups and OOM counter (memory.go)
-	launcher        launcher    // how children start and go (launcher.go)
-	restore         restoring   // the store and what Run's start takes back from it (store.go)
-	proxy           proxyCache  // the current generation's PROXY networks (proxy.go)
+	now      time.Time
+	scaler   scaler                       // the scaler's state between periods (scale.go)
+	pace     pacing                       // when the next tick is due (quiet.go)
+	readBuf  [protocol.MaxPacket + 1]byte // readChannel's
+	stats    Stats
+	tallies  tallies // the children's request counts (tally.go)
+	backoff  backoff
+	reports  reports     // the back-channels' nested epoll set
+	gens     generations // the current generation and those around it (generation.go)
+	stop     *stopping   // nil until Run's context is done
+	mem      memory      // control groups and OOM counter (memory.go)
+	launcher launcher    // how children start and go (launcher.go)
+	restore  restoring   // the store and what Run's start takes back from it (store.go)
+	proxy    proxyCache  // the current generation's PROXY networks (proxy.go)
 
 	inbox   *inbox // calls from other goroutines (call.go)
 	changed chan struct{}
@@ -73,7 +67,7 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{cfg: cfg, log: log, ramp: 1,
+	p := &Pool{cfg: cfg, log: log, scaler: scaler{ramp: 1},
 		changed: make(chan struct{}, 1), done: make(chan struct{}), stdio: closedStdio}
 	p.inbox = newInbox(p.done)
 	mode, err := newMode(p, cfg.Mode)
@@ -206,7 +200,7 @@ func (p *Pool) teardown() {
 // turn is one pass of the master loop: wait for events or the next tick,
 // handle what is ready, then do the periodic work that is due.
 func (p *Pool) turn(ctx context.Context) error {
-	events, err := p.poll.wait(p.nextTick)
+	events, err := p.poll.wait(p.pace.next)
 	if err != nil {
 		return err
 	}
@@ -219,7 +213,7 @@ func (p *Pool) turn(ctx context.Context) error {
 	if ctx.Err() != nil && p.stop == nil {
 		p.beginStop()
 	}
-	if !p.now.Before(p.nextTick) {
+	if !p.now.Before(p.pace.next) {
 		p.tick()
 	}
 	p.gens.ready.check(p)
@@ -256,20 +250,4 @@ func (p *Pool) fail(err error) {
 	if p.fatal == nil {
 		p.fatal = err
 	}
-}
-
-// tickPeriod is how often the loop wakes with nothing to do: to scale, ping,
-// and check deadlines.
-func (p *Pool) tickPeriod() time.Duration {
-	return min(p.cfg.ScalePeriod, p.cfg.PingTimeout/2, time.Second)
-}
-
-// jitteredLimit returns a child's recycling limit: MaxConnPerChild less up to
-// a tenth, so children started together do not all retire together.
-func (p *Pool) jitteredLimit() uint64 {
-	n := p.cfg.MaxConnPerChild
-	if n == 0 {
-		return 0
-	}
-	return uint64(n - rand.IntN(n/10+1))
 }

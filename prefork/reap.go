@@ -25,7 +25,7 @@ func (p *Pool) start() bool {
 	}
 	p.backoff.spawned(p.now)
 	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gens.cur,
-		started: p.now, heard: p.now, limit: p.jitteredLimit()}
+		started: p.now, heard: p.now, limit: p.cfg.jitteredLimit()}
 	p.slots[num] = s
 	p.move(s, evSpawn)
 	p.watch(s)
@@ -128,7 +128,7 @@ func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 		return false
 	}
 	p.stats.Respawned++
-	p.replace++
+	p.scaler.replace++
 	if by != notKilled {
 		p.mem.logKill(s, by, exit, age)
 		if s.served > 0 {

@@ -42,7 +42,7 @@ func (m *sharedMode) drain(s *slot) {
 func (m *sharedMode) scale() {
 	p := m.p
 	want := p.cfg.StartChildren - p.poolState().Children
-	p.settled = want == 0
+	p.scaler.settled = want == 0
 	for range p.backoff.allows(p.now, max(want, 0)) {
 		if !p.start() {
 			break

@@ -246,7 +246,7 @@ func (zs *zygotes) reap(id int) {
 	p.poll.remove(z.pidfd)
 	unix.Close(z.pidfd)
 	delete(zs.all, id)
-	p.keepTicking() // a quiet pool's next tick may be far: the new zygote starts from it
+	p.pace.wake(p.now, p.cfg.tickPeriod()) // a quiet pool's next tick may be far: the new zygote starts from it
 	exit := exitText(ws, err)
 	if asked || p.stop != nil {
 		p.log.Debug("zygote exited", "event", "exit", "pid", z.pid, "exit", exit)
