@@ -4,7 +4,7 @@ import "github.com/actd/actd/protocol"
 
 // extraFiles returns the fds a child of c gets after the back-channel, in
 // the order of protocol/fds.go: the access-log file, if any
-// (accesslog.go), then the TLS memfds (tlsfds.go). spawnAs appends them
+// (accesslog.go), then the TLS memfds (tlsfds.go). spawn appends them
 // to the child's files.
 func (c *childSpec) extraFiles() []uintptr {
 	files := make([]uintptr, 0, 1+len(c.tls.fds))

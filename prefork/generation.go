@@ -95,7 +95,7 @@ func (r *readiness) check(p *Pool) {
 		case p.now.Before(r.deadline):
 			return
 		case n == 0 && r.reload && r.gen == p.gens.cur:
-			p.abandon(p.noStart(r))
+			p.abandon(r.noStart(p.backoff, p.cfg.StartTimeout))
 			return
 		}
 		r.up = true
@@ -131,13 +131,13 @@ func (p *Pool) upCount(gen int) int {
 }
 
 // noStart is why generation r is abandoned when none of its children said
-// hello within StartTimeout.
-func (p *Pool) noStart(r *readiness) error {
+// hello within timeout (StartTimeout), the start failures so far being b.
+func (r *readiness) noStart(b backoff, timeout time.Duration) error {
 	failing := ""
-	if p.backoff.failures > 0 {
-		failing = fmt.Sprintf("; worker failing (%s), %d in a row", p.backoff.lastExit, p.backoff.failures)
+	if b.failures > 0 {
+		failing = fmt.Sprintf("; worker failing (%s), %d in a row", b.lastExit, b.failures)
 	}
-	return fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, p.cfg.StartTimeout, failing)
+	return fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, timeout, failing)
 }
 
 // handOver retires the older generations' children once generation r

@@ -54,7 +54,7 @@ func newLauncher(p *Pool, was launcher) launcher {
 // execLauncher starts every child by an exec of the worker program (spawn.go).
 type execLauncher struct{ p *Pool }
 
-func (e execLauncher) launch(num int) (child, error) { return e.p.spawn(num) }
+func (e execLauncher) launch(num int) (child, error) { return e.p.spawn(num, slotEnv(num)) }
 
 func (e execLauncher) started(s *slot) {
 	p := e.p

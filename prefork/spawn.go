@@ -87,16 +87,12 @@ type child struct {
 	pid, pidfd, ch int
 }
 
-// spawn starts the worker program for slot num with the fd layout of protocol/fds.go.
-// The child's stdout and stderr are the master's. It returns the child's
-// pid, a pidfd, and the master's end of the back-channel (-1 in shared mode).
-func (p *Pool) spawn(num int) (child, error) {
-	return p.spawnAs(num, protocol.EnvSlot+"="+strconv.Itoa(num))
-}
-
-// spawnAs is spawn with env added to the child's environment: its slot, or
-// for a zygote (num -1) its role.
-func (p *Pool) spawnAs(num int, env string) (child, error) {
+// spawn starts the worker program for slot num with the fd layout of
+// protocol/fds.go and env added to the child's environment: its slot
+// (slotEnv), or for a zygote (num -1) its role. The child's stdout and
+// stderr are the master's. It returns the child's pid, a pidfd, and the
+// master's end of the back-channel (-1 in shared mode).
+func (p *Pool) spawn(num int, env string) (child, error) {
 	c := child{ch: -1, pidfd: -1}
 	files := make([]uintptr, 0, protocol.FirstListenerFD+len(p.listeners)+1)
 	files = append(files, p.stdio.files()...)
@@ -127,7 +123,7 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		// the master, not some short-lived thread.
 		attr.Sys.Pdeathsig = syscall.SIGTERM
 	}
-	pid, err := p.forkInto(num, attr) // cgroup.go
+	pid, err := p.mem.forkInto(num, p.spec.program, attr) // cgroup.go
 	if err != nil {
 		if c.ch >= 0 {
 			unix.Close(c.ch)
@@ -137,6 +133,9 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 	c.pid = pid
 	return c, nil
 }
+
+// slotEnv is the environment entry that tells a child its slot.
+func slotEnv(num int) string { return protocol.EnvSlot + "=" + strconv.Itoa(num) }
 
 // backChannel returns a SOCK_SEQPACKET socketpair: the master's end
 // non-blocking (a child that does not read must not block the master), the

@@ -85,17 +85,8 @@ func (p *Pool) UseStore(s Store, stored []Stored) error {
 		return fmt.Errorf("pool: UseStore called after Run")
 	}
 	p.restore = restoring{store: s, takenBack: stored}
-	if h := p.holding(); h != nil {
-		h.store = s
-	}
-	return nil
-}
-
-// holding returns the holder of the pool's mode, or nil if it holds no
-// connection.
-func (p *Pool) holding() *holder {
-	if x, ok := p.mode.(*handoffMode); ok {
-		return x.hold
+	if x, ok := p.mode.(*handoffMode); ok { // the one mode that holds connections
+		x.hold.store = s
 	}
 	return nil
 }

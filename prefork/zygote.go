@@ -96,7 +96,7 @@ func (zs *zygotes) start() {
 		p.fail(err)
 		return
 	}
-	c, err := p.spawnAs(-1, protocol.EnvRole+"="+protocol.RoleZygote)
+	c, err := p.spawn(-1, protocol.EnvRole+"="+protocol.RoleZygote)
 	if err != nil {
 		zs.backoff.fail(p.now, err.Error())
 		p.log.Error("zygote spawn failed", "event", "spawn", "err", err, "retry_in", zs.backoff.delay())
