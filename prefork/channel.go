@@ -32,7 +32,7 @@ func (p *Pool) readChannel(s *slot) bool {
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
-		p.countChatter(s, m.Type)
+		p.reports.countChatter(s, m.Type, len(p.slots), p.now)
 		err = p.onMessageFDs(s, m, fds)
 	} else {
 		closeFDs(fds)
@@ -272,7 +272,7 @@ func (p *Pool) closeChannel(s *slot) {
 		return
 	}
 	p.reports.poll.remove(s.ch)
-	p.dropChatter(s)
+	p.reports.dropChatter(s)
 	unix.Close(s.ch)
 	s.ch = -1
 	p.move(s, evClose)

@@ -172,7 +172,7 @@ func (p *Pool) setup() error {
 	if err := p.poll.add(wake, eventIn, kindWake, 0); err != nil {
 		return err
 	}
-	if err := p.setupReports(); err != nil {
+	if err := p.reports.open(p.poll, p.log); err != nil {
 		return err
 	}
 	if err := p.stdio.open(); err != nil {
