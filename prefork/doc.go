@@ -125,8 +125,8 @@
 //   - Generations: generation.go (generations: their numbers; start,
 //     ready, reload, hand-over), abandon.go (a reload the new worker
 //     cannot serve).
-//   - Scaling: scaler.go (decide, pure), scale.go (scaler: its state
-//     between periods; carrying decide out),
+//   - Scaling: scaler.go (decide, pure; scaler, its state between
+//     periods), scale.go (carrying decide out),
 //     queues.go (accept-queue depths, demand, the stuck check),
 //     sockdiag.go, listener.go.
 //   - Accept modes, behind acceptMode: mode.go, dispatch.go, handoff.go,

@@ -27,7 +27,7 @@ type Pool struct {
 	stdio     stdio // a child's fds 0-2 (stdio.go)
 
 	now      time.Time
-	scaler   scaler                       // the scaler's state between periods (scale.go)
+	scaler   scaler                       // the scaler's state between periods (scaler.go)
 	pace     pacing                       // when the next tick is due (quiet.go)
 	readBuf  [protocol.MaxPacket + 1]byte // readChannel's
 	stats    Stats

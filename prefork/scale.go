@@ -1,50 +1,8 @@
 package prefork
 
-import "time"
-
 // The scaler's mechanism: decide (scaler.go) is the policy; what follows
 // counts the current generation for it and carries its decision out,
 // starting children through the backoff and retiring idle ones.
-
-// scaler is what the scaler keeps from one period to the next: when it
-// last ran, its ramp, the children to replace, whether it was content,
-// and when demand it could not meet was last logged.
-type scaler struct {
-	last    time.Time // the last scale period
-	ramp    int       // decide's ramp; 1 from the start of each generation
-	replace int       // children that died unasked since the last scale
-	settled bool      // the last period decided nothing (quiet.go)
-	warned  time.Time // the last overload warning (dispatch.go)
-}
-
-// due reports whether a scale period is due at now, period after the
-// last; if so, now is the last.
-func (sc *scaler) due(now time.Time, period time.Duration) bool {
-	if now.Sub(sc.last) < period {
-		return false
-	}
-	sc.last = now
-	return true
-}
-
-// decide is decide (scaler.go) with the ramp carried over; it notes
-// whether the decision is to do nothing.
-func (sc *scaler) decide(s scaleState, l scaleLimits) scaleDecision {
-	d := decide(s, l, sc.ramp)
-	sc.ramp = d.Ramp
-	sc.settled = d == scaleDecision{Ramp: 1}
-	return d
-}
-
-// warn reports whether an overload may be logged at now, at most once per
-// overloadLogEvery; if so, now is the last.
-func (sc *scaler) warn(now time.Time) bool {
-	if now.Sub(sc.warned) < overloadLogEvery {
-		return false
-	}
-	sc.warned = now
-	return true
-}
 
 // scale applies one scaler decision to the current generation.
 func (p *Pool) scale() {

@@ -27,7 +27,7 @@ func (p *Pool) tick() {
 		p.checkStop()
 		return
 	}
-	if p.scaler.due(p.now, p.cfg.ScalePeriod) {
+	if p.scaler.elapsed(p.now, p.cfg.ScalePeriod) {
 		p.mode.scale()
 	}
 	if p.quiet() {
