@@ -202,7 +202,7 @@ func TestQuietUntil(t *testing.T) {
 			p := quietPool()
 			p.cfg.PingInterval, p.cfg.PingTimeout, p.cfg.ScalePeriod = interval, timeout, time.Second
 			tc.change(p)
-			if got := p.quietUntil(); !got.Equal(tc.want) {
+			if got := quietUntil(p.slots, p.now, p.cfg); !got.Equal(tc.want) {
 				t.Errorf("quietUntil: got +%v, want +%v", got.Sub(policyT0), tc.want.Sub(policyT0))
 			}
 		})

@@ -34,17 +34,18 @@ func (p *Pool) quiet() bool {
 	return true
 }
 
-// quietUntil returns when the next ping is due, or its answer, at most
-// PingInterval from now.
-func (p *Pool) quietUntil() time.Time {
-	next := p.now.Add(max(p.cfg.PingInterval, p.cfg.tickPeriod()))
-	for _, s := range p.slots {
+// quietUntil returns when the next ping of an idle child among slots is
+// due, or its answer, at most cfg's PingInterval from now (a tick period
+// if that is longer). It reads no clock.
+func quietUntil(slots []*slot, now time.Time, cfg Config) time.Time {
+	next := now.Add(max(cfg.PingInterval, cfg.tickPeriod()))
+	for _, s := range slots {
 		if s.state != idle {
 			continue
 		}
-		due := s.heard.Add(p.cfg.PingInterval)
+		due := s.heard.Add(cfg.PingInterval)
 		if !s.pingSentAt.IsZero() {
-			due = s.pingSentAt.Add(p.cfg.PingTimeout)
+			due = s.pingSentAt.Add(cfg.PingTimeout)
 		}
 		if due.Before(next) {
 			next = due

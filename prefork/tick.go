@@ -31,7 +31,7 @@ func (p *Pool) tick() {
 		p.mode.scale()
 	}
 	if p.quiet() {
-		if p.pace.hush(p.quietUntil()) {
+		if p.pace.hush(quietUntil(p.slots, p.now, p.cfg)) {
 			p.mode.hush()
 		}
 	}
