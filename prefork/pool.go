@@ -15,38 +15,40 @@ import (
 // New, run it with Run; Snapshot and Reload may be called from any goroutine
 // while Run runs.
 type Pool struct {
-	cfg       Config
-	mode      acceptMode // decided once, in New
-	table     *table     // mode.table()
-	spec      childSpec  // what the current generation's children start with (spawn.go)
-	log       *slog.Logger
-	listeners []*listener
-	slots     []*slot // index = slot number; grows, never shrinks
-	idle      idleSet
-	poll      *poller
-	stdio     stdio // a child's fds 0-2 (stdio.go)
-
-	now      time.Time
-	scaler   scaler                       // the scaler's state between periods (scaler.go)
-	pace     pacing                       // when the next tick is due (quiet.go)
-	readBuf  [protocol.MaxPacket + 1]byte // readChannel's
-	stats    Stats
-	tallies  tallies // the children's request counts (tally.go)
-	backoff  backoff
-	reports  reports     // the back-channels' nested epoll set
-	gens     generations // the current generation and those around it (generation.go)
-	stop     *stopping   // nil until Run's context is done
-	mem      memory      // control groups and OOM counter (memory.go)
-	launcher launcher    // how children start and go (launcher.go)
-	restore  restoring   // the store and what Run's start takes back from it (store.go)
-	proxy    proxyCache  // the current generation's PROXY networks (proxy.go)
-
+	// The loop.
+	cfg     Config
+	log     *slog.Logger
+	poll    *poller
+	now     time.Time
+	pace    pacing    // when the next tick is due (quiet.go)
+	stop    *stopping // nil until Run's context is done (lifecycle.go)
+	stats   Stats
 	inbox   *inbox // calls from other goroutines (call.go)
 	changed chan struct{}
 	done    chan struct{} // closed when Run returns
 	ran     bool
+	fatal   error // set by fail: Run returns it
 
-	fatal error // set by fail: Run returns it
+	// The slot table and the back-channels.
+	listeners []*listener
+	slots     []*slot // index = slot number; grows, never shrinks
+	idle      idleSet
+	table     *table                       // mode.table() (machine.go)
+	readBuf   [protocol.MaxPacket + 1]byte // readChannel's
+	reports   reports                      // the back-channels' nested epoll set (reports.go)
+	tallies   tallies                      // the children's request counts (tally.go)
+
+	// Collaborators, each a type with its own methods in the file named.
+	mode     acceptMode  // how children take connections, decided once in New (mode.go)
+	launcher launcher    // how children start and go (launcher.go)
+	gens     generations // the current generation and those around it (generation.go)
+	spec     childSpec   // what the current generation's children start with (spawn.go)
+	stdio    stdio       // a child's fds 0-2 (stdio.go)
+	backoff  backoff     // crash backoff (backoff.go)
+	scaler   scaler      // the scaler's state between periods (scaler.go)
+	mem      memory      // control groups and OOM counter (memory.go)
+	restore  restoring   // the store and what Run's start takes back from it (store.go)
+	proxy    proxyCache  // the current generation's PROXY networks (proxy.go)
 }
 
 // New checks cfg and the listeners and returns a pool ready to Run. The pool
