@@ -20,15 +20,13 @@ import (
 type previous struct {
 	gen     int
 	cfg     Config
-	program Program
-	env     []string
-	tls     tlsFiles
+	spec    childSpec
 	backoff backoff
 }
 
 // current returns the running generation, for a reload to keep.
 func (p *Pool) current() *previous {
-	return &previous{gen: p.gen, cfg: p.cfg, program: p.program, env: p.env, tls: p.tls, backoff: p.backoff}
+	return &previous{gen: p.gens.cur, cfg: p.cfg, spec: p.spec, backoff: p.backoff}
 }
 
 // Abandoned is a reload's generation that the pool gave up, in a snapshot.
@@ -46,7 +44,7 @@ type Abandoned struct {
 // drain (a child of an abandoned generation was told so already).
 func (p *Pool) unfit(s *slot, err error) {
 	switch {
-	case s.gen == p.gen:
+	case s.gen == p.gens.cur:
 		p.abandon(err)
 		return
 	case s.ending():
@@ -61,7 +59,7 @@ func (p *Pool) unfit(s *slot, err error) {
 // its settings; the first generation (or one restored already) stops the
 // pool (fail).
 func (p *Pool) abandon(err error) {
-	prev, gen := p.prev, p.gen
+	prev, gen := p.gens.prev, p.gens.cur
 	if prev == nil {
 		p.fail(err)
 		return
@@ -70,18 +68,18 @@ func (p *Pool) abandon(err error) {
 	if fe := (*FieldError)(nil); errors.As(err, &fe) {
 		a.Key = fe.Field
 	}
-	p.abandoned, p.prev = a, nil
+	p.gens.abandoned, p.gens.prev = a, nil
 	p.log.Error("reload: the new generation cannot serve, the old one serves on", "event", "reload",
 		"generation", gen, "serving", prev.gen, "err", err)
-	replace := p.replace    // forget counts the forks it releases: not to be replaced
-	p.launcher.abandon(gen) // its zygote, if any, drains; tick starts one for the generation served on
+	replace := p.scaler.replace // forget counts the forks it releases: not to be replaced
+	p.launcher.abandon(gen)     // its zygote, if any, drains; tick starts one for the generation served on
 	p.retireGen(gen, "generation abandoned")
-	p.replace = replace
-	p.tls.close()
-	closeLog(p.program.logFile, prev.program.logFile) // accesslog.go
-	p.gen, p.cfg, p.program, p.env, p.tls, p.backoff = prev.gen, prev.cfg, prev.program, prev.env, prev.tls, prev.backoff
-	p.ready.close(p)
-	p.keepTicking()
+	p.scaler.replace = replace
+	p.spec.tls.close()
+	closeLog(p.spec.program.logFile, prev.spec.program.logFile) // accesslog.go
+	p.gens.cur, p.cfg, p.spec, p.backoff = prev.gen, prev.cfg, prev.spec, prev.backoff
+	p.gens.ready.close(p)
+	p.pace.wake(p.now, p.cfg.tickPeriod())
 	p.changedState()
 }
 

@@ -57,15 +57,6 @@ func operatorEnv(cfg Config, listeners int) []string {
 	return env
 }
 
-// dropPrevLog closes the access-log file of the generation a reload
-// replaced before (prev), which can no longer serve again: a reload
-// calls it before it replaces prev.
-func (p *Pool) dropPrevLog() {
-	if p.prev != nil {
-		closeLog(p.prev.program.logFile, p.program.logFile)
-	}
-}
-
 // closeLog closes f unless it is nil or keep.
 func closeLog(f, keep *os.File) {
 	if f != nil && f != keep {

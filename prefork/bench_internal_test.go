@@ -13,7 +13,7 @@ import (
 // processes, no fds. It measures the master's own work per message.
 func benchPool(n int, mode protocol.Mode) *Pool {
 	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
-		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
+		gens: generations{ready: &readiness{ch: make(chan struct{})}}, now: time.Now()}
 	p.cfg.Mode = mode
 	p.cfg.MaxChildren = max(n, 1)
 	p.mode, _ = newMode(p, mode)

@@ -47,18 +47,13 @@ func arrange(g cgroup.Groups, cfg Config, log *slog.Logger) *cgroup.Tree {
 	return t
 }
 
-// forkInto starts the worker program with attr in slot num's group: born
-// there through clone3 (CLONE_INTO_CGROUP). Where clone3 is refused
+// forkInto starts the worker program prog with attr in slot num's group:
+// born there through clone3 (CLONE_INTO_CGROUP). Where clone3 is refused
 // (ENOSYS: systemd's seccomp filter refuses it under RestrictNamespaces=,
 // as it cannot look into clone3's flags, so that libc falls back to clone)
 // the child starts in the master's group and is moved right after its exec.
 // Without per-child groups it is plain ForkExec. It returns the child's PID
 // or ForkExec's error.
-func (p *Pool) forkInto(num int, attr *syscall.ProcAttr) (int, error) {
-	return p.mem.forkInto(num, p.program, attr)
-}
-
-// forkInto is Pool.forkInto: prog started with attr in slot num's group.
 func (m *memory) forkInto(num int, prog Program, attr *syscall.ProcAttr) (int, error) {
 	fd := m.leaf(num)
 	if fd < 0 {

@@ -32,7 +32,7 @@ func (p *Pool) readChannel(s *slot) bool {
 	}
 	m, err := protocol.Decode(buf[:n])
 	if err == nil {
-		p.countChatter(s, m.Type)
+		p.reports.countChatter(s, m.Type, len(p.slots), p.now)
 		err = p.onMessageFDs(s, m, fds)
 	} else {
 		closeFDs(fds)
@@ -190,7 +190,7 @@ func (p *Pool) onIdle(s *slot, from state) {
 		p.measureEnd(s) // before settle: a child over the limit gets no next connection
 	}
 	if from.starting() {
-		p.ready.check(p)
+		p.gens.ready.check(p)
 	}
 	if s.state == idle || s.state == standby {
 		p.settle(s)
@@ -208,7 +208,7 @@ func (p *Pool) settle(s *slot) {
 	case !s.roomFor(0):
 		p.stats.Recycled++
 		p.retire(s, "recycled")
-	case s.gen != p.gen && p.genHasIdle(p.gen):
+	case s.gen != p.gens.cur && p.genHasIdle(p.gens.cur):
 		p.retire(s, "old generation")
 	case s.state == idle:
 		p.idle.add(s.num)
@@ -246,7 +246,7 @@ func (p *Pool) onServed(s *slot, m protocol.Message) {
 // generation old enough ends the start-failure streak. An older
 // generation's child proves nothing about the worker now started.
 func (p *Pool) proven(s *slot) {
-	if s.served > 0 && s.gen == p.gen && !p.now.Before(s.started.Add(youngAge)) {
+	if s.served > 0 && s.gen == p.gens.cur && !p.now.Before(s.started.Add(youngAge)) {
 		p.backoff.ok()
 	}
 }
@@ -272,7 +272,7 @@ func (p *Pool) closeChannel(s *slot) {
 		return
 	}
 	p.reports.poll.remove(s.ch)
-	p.dropChatter(s)
+	p.reports.dropChatter(s)
 	unix.Close(s.ch)
 	s.ch = -1
 	p.move(s, evClose)

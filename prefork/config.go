@@ -2,6 +2,7 @@ package prefork
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -162,6 +163,23 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// tickPeriod is how often the loop wakes with nothing to do: to scale, ping,
+// and check deadlines.
+func (c Config) tickPeriod() time.Duration {
+	return min(c.ScalePeriod, c.PingTimeout/2, time.Second)
+}
+
+// jitteredLimit returns a child's recycling limit: MaxConnPerChild less up to
+// a tenth, so children started together do not all retire together. It
+// returns 0 (no limit) if MaxConnPerChild is 0.
+func (c Config) jitteredLimit() uint64 {
+	n := c.MaxConnPerChild
+	if n == 0 {
+		return 0
+	}
+	return uint64(n - rand.IntN(n/10+1))
 }
 
 // limits returns the scaler's view of c.

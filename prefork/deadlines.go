@@ -136,7 +136,7 @@ func (p *Pool) checkSlot(s *slot, l deadlineLimits) {
 	case doKill:
 		p.kill(s, "hung", d.why)
 	}
-	if s.gen == p.gen && !s.state.starting() && p.backoff.proves(s.started, p.now) {
+	if s.gen == p.gens.cur && !s.state.starting() && p.backoff.proves(s.started, p.now) {
 		p.backoff.ok() // the worker starts and stays up: the failure streak is over
 	}
 }

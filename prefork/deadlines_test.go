@@ -124,7 +124,7 @@ func TestCheckSlot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, children, _ := dispatchPool(t, 1)
-			if err := p.setupReports(); err != nil {
+			if err := p.reports.open(p.poll, p.log); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(p.reports.poll.close)

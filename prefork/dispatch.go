@@ -157,8 +157,7 @@ func (p *Pool) overload(l *listener) {
 	p.stats.Overloads++
 	// While children start (a cold start, a burst the scaler answers) a
 	// wait is expected: not a warning.
-	if p.now.Sub(p.lastOverloadLog) >= overloadLogEvery && !p.reports.starting {
-		p.lastOverloadLog = p.now
+	if !p.reports.starting && p.scaler.warn(p.now, overloadLogEvery) {
 		p.log.Warn("connections wait, no idle child", "event", "overload", "listener", l.Name,
 			"overloads", p.stats.Overloads, "children", p.liveCount(), "max", p.cfg.MaxChildren)
 	}

@@ -212,14 +212,14 @@ func TestLevelListenerOneOrder(t *testing.T) {
 	}
 	defer c.Close()
 	dispatcher(p).dispatch(l)
-	if l.orders != 1 || l.armed || !p.wantReports() {
-		t.Fatalf("after the order: orders %d, watched %v, reports wanted %v; want 1, false, true", l.orders, l.armed, p.wantReports())
+	if l.orders != 1 || l.armed || !p.mode.wantReports() {
+		t.Fatalf("after the order: orders %d, watched %v, reports wanted %v; want 1, false, true", l.orders, l.armed, p.mode.wantReports())
 	}
 	if err := p.onMessage(p.slots[0], protocol.Message{Type: protocol.Busy}); err != nil {
 		t.Fatal(err)
 	}
-	if l.orders != 0 || !l.armed || p.wantReports() {
-		t.Errorf("after B: orders %d, watched %v, reports wanted %v; want 0, true, false", l.orders, l.armed, p.wantReports())
+	if l.orders != 0 || !l.armed || p.mode.wantReports() {
+		t.Errorf("after B: orders %d, watched %v, reports wanted %v; want 0, true, false", l.orders, l.armed, p.mode.wantReports())
 	}
 	if got := received(t, children[0]); !slices.Equal(got, []string{"A"}) {
 		t.Errorf("slot 0 got %q, want one order", got)

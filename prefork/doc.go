@@ -97,14 +97,19 @@
 // failure: the worker is restarted with exponential backoff. One that sends
 // garbage, misses a ping, an order or --busy-timeout is killed and replaced.
 //
+// Pool keeps the loop, the slot table, the back-channels and reaping; each
+// other concern is a field of its own type, with its own methods, in the
+// file named beside it below: the accept mode, the launcher, generations,
+// scaler, pacing, memory, reports, inbox, childSpec, stdio, restoring.
+//
 // Files, by concern (TestDocFiles checks that every file is named):
 //
 //   - The loop: pool.go (Pool, New, Run, a turn, handle: who takes each
 //     epoll kind), poller.go (the epoll set, every kind in one block),
 //     raw.go (raw system calls), call.go (the inbox: other goroutines'
-//     calls), tick.go (the periodic work, in order), quiet.go (a quiet
-//     pool's distant ticks), lifecycle.go (stop), snapshot.go (Snapshot,
-//     Healthy).
+//     calls), tick.go (the periodic work, in order), quiet.go (pacing:
+//     when the next tick is due, a quiet pool's distant ticks),
+//     lifecycle.go (stop), snapshot.go (Snapshot, Healthy).
 //   - Slots: slot.go, machine.go (the state machine and its tables),
 //     idleset.go, channel.go (messages from children), reports.go (the
 //     back-channels' nested set), tally.go (the children's request
@@ -112,13 +117,16 @@
 //     kill), deadlines.go (due, and applying it), pings.go, leftovers.go
 //     (what a reaped child left in its cgroup).
 //   - Starting children: launcher.go (the launcher interface, exec),
-//     spawn.go (fork+exec, the fd layout and environment), zygote.go and
-//     forks.go (preload: zygotes, their fork orders), orphans.go (what the
-//     subreaper reaps), backoff.go (crash backoff), cloexec.go (what the
-//     master inherited stays out of children).
-//   - Generations: generation.go (start, ready, reload, hand-over),
-//     abandon.go (a reload the new worker cannot serve).
-//   - Scaling: scaler.go (decide, pure), scale.go (carrying it out),
+//     spawn.go (childSpec: what a generation's children start with;
+//     fork+exec, the fd layout and environment), stdio.go (a child's fds
+//     0-2), zygote.go and forks.go (preload: zygotes, their fork orders),
+//     orphans.go (what the subreaper reaps), backoff.go (crash backoff),
+//     cloexec.go (what the master inherited stays out of children).
+//   - Generations: generation.go (generations: their numbers; start,
+//     ready, reload, hand-over), abandon.go (a reload the new worker
+//     cannot serve).
+//   - Scaling: scaler.go (decide, pure; scaler, its state between
+//     periods), scale.go (carrying decide out),
 //     queues.go (accept-queue depths, demand, the stuck check),
 //     sockdiag.go, listener.go.
 //   - Accept modes, behind acceptMode: mode.go, dispatch.go, handoff.go,
@@ -128,7 +136,7 @@
 //     filter).
 //   - Held connections (accept filters): filter.go, hold.go, shed.go,
 //     bodies.go (request bodies held until they are in), budget.go (the
-//     fds they may take), store.go (kept outside the master), offload.go
+//     fds they may take), store.go (restoring: kept outside the master, taken back), offload.go
 //     and finish.go (responses children hand the master to finish).
 //   - Memory, one type: memory.go, trend.go (growth per connection),
 //     usage.go (/proc readings), oom.go (OOM kills), cgroup.go

@@ -34,7 +34,7 @@ func (x *exclusiveMode) hush() { x.p.watchListeners(true) }
 // watching and ticks every tick period again.
 func (x *exclusiveMode) readable(*listener) {
 	x.p.watchListeners(false)
-	x.p.keepTicking()
+	x.p.pace.wake(x.p.now, x.p.cfg.tickPeriod())
 }
 
 // moved keeps the registrations in slot order as children start, register,
@@ -63,7 +63,7 @@ func (x *exclusiveMode) stop() { x.p.watchListeners(false) }
 // wantReports: children's messages wake the loop, but for a quiet pool's
 // (hushed): its pongs wait for the tick that checks them, and a connection
 // wakes the loop through the listeners (hush).
-func (x *exclusiveMode) wantReports() bool { return !x.p.hushed }
+func (x *exclusiveMode) wantReports() bool { return !x.p.pace.hushed }
 
 // mustRegister: s has not registered its listeners (standby), or is
 // registered behind a lower slot.

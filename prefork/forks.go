@@ -31,7 +31,7 @@ func (zs *zygotes) launch(num int) (child, error) {
 	if err != nil {
 		return child{}, fmt.Errorf("fork slot %d: %w", num, err)
 	}
-	zs.pending = append(zs.pending, pendingFork{num: num, fd: end, gen: zs.p.gen})
+	zs.pending = append(zs.pending, pendingFork{num: num, fd: end, gen: zs.p.gens.cur})
 	if z.state == zygoteReady {
 		zs.sendForks(z)
 	}
@@ -120,8 +120,8 @@ func (zs *zygotes) closed(s *slot) {
 	case s.reason == "stop", s.reason == zygoteGone: // forget counts the latter
 	default:
 		p.stats.Respawned++
-		p.replace++
-		if s.gen == p.gen {
+		p.scaler.replace++
+		if s.gen == p.gens.cur {
 			p.backoff.fail(p.now, "fork: no hello")
 		}
 		p.log.Error("forked child gone before its hello", "event", "crash", "slot", s.num,
@@ -143,14 +143,14 @@ func (zs *zygotes) forget(z *zygote) {
 		if s := p.slots[f.num]; s.live() && zs.unborn[f.num] {
 			s.reason = zygoteGone
 			p.closeChannel(s) // releases it
-			released += boolInt(f.gen == p.gen)
+			released += boolInt(f.gen == p.gens.cur)
 		}
 		zs.dropPending(f.num)
 	}
 	// The scaler starts as many again (exec'd, or forked by the next
 	// zygote); a zygote that dies again releases them again, which must
 	// not add up.
-	p.replace = max(p.replace, released)
+	p.scaler.replace = max(p.scaler.replace, released)
 	p.changedState()
 }
 

@@ -15,6 +15,59 @@ import (
 // docs/protocol.md). A reload's generation that cannot serve is abandoned
 // instead (abandon.go): the one before it serves on.
 
+// generations numbers the pool's generations and keeps the ones around the
+// current: its start (ready), the one a reload replaced (prev) and the last
+// one abandoned. Only the loop touches it.
+type generations struct {
+	cur       int        // the current generation: serving, or starting after a reload
+	issued    int        // the highest started: an abandoned number is not reused
+	ready     *readiness // the current generation's start
+	prev      *previous  // the generation a reload replaced (abandon.go)
+	abandoned *Abandoned // the last generation abandoned, for snapshots
+}
+
+// next makes a new generation current, to have want children up by
+// deadline, and returns its number. The caller closed the last one's
+// readiness.
+func (g *generations) next(want int, deadline time.Time) int {
+	g.issued++
+	g.cur = g.issued
+	g.ready = &readiness{gen: g.cur, want: want, reload: g.prev != nil, deadline: deadline, ch: make(chan struct{})}
+	return g.cur
+}
+
+// started reports whether the current generation's start is done (see
+// readiness); false before the first.
+func (g *generations) started() bool { return g.ready != nil && g.ready.done }
+
+// readyCh returns generation gen's readiness channel, or nil if gen is not
+// the current generation or none started yet.
+func (g *generations) readyCh(gen int) chan struct{} {
+	if g.ready == nil || g.ready.gen != gen {
+		return nil
+	}
+	return g.ready.ch
+}
+
+// replaced keeps cur, the generation a reload replaces, as prev. The one
+// before it can start no child again: its certificates are closed, and
+// its access-log file unless cur still uses it (accesslog.go).
+func (g *generations) replaced(cur *previous) {
+	if g.prev != nil {
+		g.prev.spec.tls.close()
+		closeLog(g.prev.spec.program.logFile, cur.spec.program.logFile)
+	}
+	g.prev = cur
+}
+
+// close closes the certificates of the generation a reload replaced, at
+// Run's end.
+func (g *generations) close() {
+	if g.prev != nil {
+		g.prev.spec.tls.close()
+	}
+}
+
 // readiness tracks one generation's start. Its channel closes when the
 // generation serves (see above; the first generation: once it is up), when
 // it is abandoned, or when a later Reload supersedes it.
@@ -41,13 +94,13 @@ func (r *readiness) check(p *Pool) {
 		case n >= r.want:
 		case p.now.Before(r.deadline):
 			return
-		case n == 0 && r.reload && r.gen == p.gen:
-			p.abandon(p.noStart(r))
+		case n == 0 && r.reload && r.gen == p.gens.cur:
+			p.abandon(r.noStart(p.backoff, p.cfg.StartTimeout))
 			return
 		}
 		r.up = true
 	}
-	if r.reload && r.gen == p.gen && !p.handOver(r) {
+	if r.reload && r.gen == p.gens.cur && !p.handOver(r) {
 		return
 	}
 	r.close(p)
@@ -78,13 +131,13 @@ func (p *Pool) upCount(gen int) int {
 }
 
 // noStart is why generation r is abandoned when none of its children said
-// hello within StartTimeout.
-func (p *Pool) noStart(r *readiness) error {
+// hello within timeout (StartTimeout), the start failures so far being b.
+func (r *readiness) noStart(b backoff, timeout time.Duration) error {
 	failing := ""
-	if p.backoff.failures > 0 {
-		failing = fmt.Sprintf("; worker failing (%s), %d in a row", p.backoff.lastExit, p.backoff.failures)
+	if b.failures > 0 {
+		failing = fmt.Sprintf("; worker failing (%s), %d in a row", b.lastExit, b.failures)
 	}
-	return fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, p.cfg.StartTimeout, failing)
+	return fmt.Errorf("no child of generation %d said hello within start-timeout %v%s", r.gen, timeout, failing)
 }
 
 // handOver retires the older generations' children once generation r
@@ -110,19 +163,16 @@ func (p *Pool) handOver(r *readiness) bool {
 
 // startGeneration starts StartChildren children of a new generation.
 func (p *Pool) startGeneration() {
-	p.ready.close(p) // superseded: whoever waits for it learns so from the generation
-	p.issued++
-	p.gen = p.issued
-	p.ramp = 1
+	p.gens.ready.close(p) // superseded: whoever waits for it learns so from the generation
+	p.gens.next(p.cfg.StartChildren, p.now.Add(p.cfg.StartTimeout))
+	p.scaler.ramp = 1
 	p.backoff = backoff{}
 	p.launcher = newLauncher(p, p.launcher) // a reload may turn Preload on
 	p.launcher.renew()
-	p.ready = &readiness{gen: p.gen, want: p.cfg.StartChildren, reload: p.prev != nil,
-		deadline: p.now.Add(p.cfg.StartTimeout), ch: make(chan struct{})}
 	for range p.cfg.StartChildren {
 		p.start()
 	}
-	p.nextTick = p.now.Add(p.tickPeriod())
+	p.pace.next = p.now.Add(p.cfg.tickPeriod())
 	p.changedState()
 }
 
@@ -133,7 +183,7 @@ func (p *Pool) Ready() <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		var r <-chan struct{}
-		if p.call(func() { r = p.readyCh(1) }) == nil && r != nil {
+		if p.call(func() { r = p.gens.readyCh(1) }) == nil && r != nil {
 			select {
 			case <-r:
 			case <-p.done:
@@ -142,13 +192,6 @@ func (p *Pool) Ready() <-chan struct{} {
 		close(ch)
 	}()
 	return ch
-}
-
-func (p *Pool) readyCh(gen int) chan struct{} {
-	if p.ready == nil || p.ready.gen != gen {
-		return nil
-	}
-	return p.ready.ch
 }
 
 // Reload starts a new generation of children with cfg and hands the pool
@@ -195,18 +238,13 @@ func (p *Pool) Reload(cfg Config) (int, <-chan struct{}, error) {
 			err = ferr
 			return
 		}
-		if p.prev != nil {
-			p.prev.tls.close() // two reloads ago: no child of it starts again
-		}
-		p.dropPrevLog()
-		p.prev = p.current()
-		p.cfg, p.program, p.tls = cfg, program(cfg), files
-		p.program.logFile, logFile = logFile, nil
-		p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
+		p.gens.replaced(p.current())
+		p.cfg, p.spec = cfg, newChildSpec(cfg, p.listeners, logFile, files)
+		logFile = nil
 		p.startGeneration()
 		p.stats.Reloads++
-		p.log.Info("reload: new generation", "event", "reload", "generation", p.gen)
-		ready, gen = p.ready.ch, p.gen
+		p.log.Info("reload: new generation", "event", "reload", "generation", p.gens.cur)
+		ready, gen = p.gens.ready.ch, p.gens.cur
 	})
 	closeLog(logFile, nil) // not taken: the reload was refused
 	if callErr != nil {

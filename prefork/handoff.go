@@ -92,7 +92,7 @@ func (x *handoffMode) readable(l *listener) {
 	if !x.accepts() { // a connection on a quiet pool whose children screen
 		x.quiet = false
 		x.watch()
-		x.p.keepTicking()
+		x.p.pace.wake(x.p.now, x.p.cfg.tickPeriod())
 		return
 	}
 	x.p.harvestOnce() // an I read in this turn makes its child the lowest idle again

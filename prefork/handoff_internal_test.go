@@ -21,7 +21,7 @@ import (
 func handoffPool(t *testing.T, n int, f acceptfilter.Filter) (*Pool, []int, net.Addr) {
 	t.Helper()
 	p := &Pool{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler), changed: make(chan struct{}, 1),
-		ready: &readiness{ch: make(chan struct{})}, now: time.Now()}
+		gens: generations{ready: &readiness{ch: make(chan struct{})}}, now: time.Now()}
 	p.cfg.Filter, p.cfg.MaxChildren = f, max(n, 1)
 	p.mode, _ = newMode(p, protocol.Dispatch)
 	x, ok := p.mode.(*handoffMode)

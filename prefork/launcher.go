@@ -20,7 +20,7 @@ type launcher interface {
 	closed(s *slot)
 	// event takes an epoll event of kindLauncher or kindLauncherExit.
 	event(k kind, index int)
-	// renew is told that a new generation starts (p.gen is its number).
+	// renew is told that a new generation starts (p.gens.cur is its number).
 	renew()
 	// abandon is told that generation gen is abandoned (abandon.go).
 	abandon(gen int)
@@ -54,7 +54,7 @@ func newLauncher(p *Pool, was launcher) launcher {
 // execLauncher starts every child by an exec of the worker program (spawn.go).
 type execLauncher struct{ p *Pool }
 
-func (e execLauncher) launch(num int) (child, error) { return e.p.spawn(num) }
+func (e execLauncher) launch(num int) (child, error) { return e.p.spawn(num, slotEnv(num)) }
 
 func (e execLauncher) started(s *slot) {
 	p := e.p

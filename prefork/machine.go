@@ -217,7 +217,7 @@ func (p *Pool) step(s *slot, ev event) bool {
 		s.state, s.since = to, p.now
 	}
 	if ev != evPong && ev != evRequest && ev != evTally {
-		p.keepTicking()
+		p.pace.wake(p.now, p.cfg.tickPeriod())
 	}
 	return true
 }

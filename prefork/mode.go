@@ -120,7 +120,7 @@ func newMode(p *Pool, m protocol.Mode) (acceptMode, error) {
 	case protocol.Dispatch:
 		if p.cfg.holds() {
 			hold := newHolder(p.cfg.Filter, p.cfg.HoldBody)
-			hold.tls = &p.tls       // tlsfds.go: the current generation's
+			hold.tls = &p.spec.tls  // tlsfds.go: the current generation's
 			hold.tally = &p.tallies // tally.go: its 413s count with the children's answers
 			return &handoffMode{speaksProtocol: speaksProtocol{p}, hold: hold, screen: newScreening(p), out: &sender{}}, nil
 		}

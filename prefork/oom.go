@@ -49,10 +49,10 @@ func (m *memory) logKill(s *slot, by, exit string, age time.Duration) {
 // rather than at the next scale: connections may be waiting for it. The
 // backoff still rules while a failure streak runs.
 func (p *Pool) replaceNow() {
-	if p.stop != nil || p.replace == 0 || p.poolState().Children >= p.cfg.MaxChildren {
+	if p.stop != nil || p.scaler.replace == 0 || p.poolState().Children >= p.cfg.MaxChildren {
 		return
 	}
 	if p.backoff.allows(p.now, 1) > 0 && p.start() {
-		p.replace--
+		p.scaler.replace--
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 // Table tests of the tick's pure policies (issue 23 item 5): how to space
 // spawns while the worker fails (backoff), and when a pool may sleep and
-// until when (quiet, quietUntil). Each row is a state and a moment; no
+// until when (quiet, quietUntil), and the state the tick carries between
+// turns (pacing, scaler). Each row is a state and a moment; no
 // child, no clock, no sleep. The deadlines and when to ping are
 // deadlines_test.go's (TestDue, TestPingAfter).
 
@@ -127,7 +128,7 @@ func TestBackoffProves(t *testing.T) {
 // TestQuiet changes it.
 func quietPool() *Pool {
 	p := benchPool(2, protocol.Dispatch)
-	p.now, p.settled, p.ready.done = policyT0, true, true
+	p.now, p.scaler.settled, p.gens.ready.done = policyT0, true, true
 	for _, s := range p.slots {
 		s.heard, s.since = policyT0, policyT0
 	}
@@ -148,11 +149,11 @@ func TestQuiet(t *testing.T) {
 		{"running children (shared mode)", func(p *Pool) { p.slots[0].state, p.slots[1].state = running, running }, true},
 		{"an empty slot", func(p *Pool) { p.slots[1].state = empty }, true},
 		{"stopping", func(p *Pool) { p.stop = &stopping{} }, false},
-		{"the scaler not content", func(p *Pool) { p.settled = false }, false},
+		{"the scaler not content", func(p *Pool) { p.scaler.settled = false }, false},
 		{"a start failure", func(p *Pool) { p.backoff.failures = 1 }, false},
-		{"a child to replace", func(p *Pool) { p.replace = 1 }, false},
-		{"the start not done", func(p *Pool) { p.ready.done = false }, false},
-		{"no start yet", func(p *Pool) { p.ready = nil }, false},
+		{"a child to replace", func(p *Pool) { p.scaler.replace = 1 }, false},
+		{"the start not done", func(p *Pool) { p.gens.ready.done = false }, false},
+		{"no start yet", func(p *Pool) { p.gens.ready = nil }, false},
 		{"a child busy", func(p *Pool) { p.slots[1].state = busy }, false},
 		{"a child starting", func(p *Pool) { p.slots[1].state = starting }, false},
 		{"a child ordered", func(p *Pool) { p.slots[1].state = ordered }, false},
@@ -201,9 +202,76 @@ func TestQuietUntil(t *testing.T) {
 			p := quietPool()
 			p.cfg.PingInterval, p.cfg.PingTimeout, p.cfg.ScalePeriod = interval, timeout, time.Second
 			tc.change(p)
-			if got := p.quietUntil(); !got.Equal(tc.want) {
+			if got := quietUntil(p.slots, p.now, p.cfg); !got.Equal(tc.want) {
 				t.Errorf("quietUntil: got +%v, want +%v", got.Sub(policyT0), tc.want.Sub(policyT0))
 			}
 		})
+	}
+}
+
+// TestPacing: every sets the next tick a period away, not hushed; hush
+// puts it off only to a later time; wake brings a hushed tick within a
+// period, and leaves one not hushed as it is.
+func TestPacing(t *testing.T) {
+	const period = time.Second
+	for _, tc := range []struct {
+		name       string
+		from       pacing
+		do         func(*pacing) bool
+		want       pacing
+		wantResult bool
+	}{
+		{"every", pacing{next: at(time.Hour), hushed: true},
+			func(pc *pacing) bool { pc.every(at(0), period); return false }, pacing{next: at(period)}, false},
+		{"hush to later", pacing{next: at(period)},
+			func(pc *pacing) bool { return pc.hush(at(time.Minute)) }, pacing{next: at(time.Minute), hushed: true}, true},
+		{"hush to earlier", pacing{next: at(period)},
+			func(pc *pacing) bool { return pc.hush(at(period / 2)) }, pacing{next: at(period)}, false},
+		{"hush to the same", pacing{next: at(period)},
+			func(pc *pacing) bool { return pc.hush(at(period)) }, pacing{next: at(period)}, false},
+		{"wake hushed", pacing{next: at(time.Minute), hushed: true},
+			func(pc *pacing) bool { pc.wake(at(0), period); return false }, pacing{next: at(period)}, false},
+		{"wake hushed, due sooner", pacing{next: at(period / 2), hushed: true},
+			func(pc *pacing) bool { pc.wake(at(0), period); return false }, pacing{next: at(period / 2)}, false},
+		{"wake not hushed", pacing{next: at(time.Minute)},
+			func(pc *pacing) bool { pc.wake(at(0), period); return false }, pacing{next: at(time.Minute)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := tc.from
+			got := tc.do(&pc)
+			if pc != tc.want || got != tc.wantResult {
+				t.Errorf("got %+v (%v), want %+v (%v)", pc, got, tc.want, tc.wantResult)
+			}
+		})
+	}
+}
+
+// TestScalerBetweenPeriods: a scale period is due once per period, an
+// overload warning once per its period, and decide carries the ramp from
+// one call to the next and notes a decision to do nothing.
+func TestScalerBetweenPeriods(t *testing.T) {
+	const period = time.Second
+	var sc scaler
+	for _, step := range []struct {
+		now  time.Duration
+		want bool
+	}{{0, true}, {period / 2, false}, {period, true}, {period + 1, false}, {3 * period, true}} {
+		if got := sc.elapsed(policyT0.Add(step.now), period); got != step.want {
+			t.Errorf("elapsed at %v: got %v, want %v", step.now, got, step.want)
+		}
+		if got := sc.warn(policyT0.Add(step.now), period); got != step.want {
+			t.Errorf("warn at %v: got %v, want %v", step.now, got, step.want)
+		}
+	}
+	l := scaleLimits{MinChildren: 1, MaxChildren: 100, MinSpare: 10, MaxSpare: 20}
+	sc = scaler{ramp: 1}
+	for i, want := range []scaleDecision{{Spawn: 10, Ramp: 2}, {Spawn: 10, Ramp: 4}, {Ramp: 1}} {
+		s := scaleState{Children: 10 * i, Spare: 0}
+		if i == 2 {
+			s.Spare = 10
+		}
+		if got := sc.decide(s, l); got != want || sc.ramp != want.Ramp || sc.settled != (i == 2) {
+			t.Errorf("decide %d: got %+v (ramp %d, settled %v), want %+v (settled %v)", i, got, sc.ramp, sc.settled, want, i == 2)
+		}
 	}
 }

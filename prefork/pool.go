@@ -3,9 +3,7 @@ package prefork
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"runtime"
 	"time"
 
@@ -17,52 +15,40 @@ import (
 // New, run it with Run; Snapshot and Reload may be called from any goroutine
 // while Run runs.
 type Pool struct {
-	cfg       Config
-	mode      acceptMode // decided once, in New
-	table     *table     // mode.table()
-	program   Program
-	env       []string
-	tls       tlsFiles // the current generation's certificates (tlsfds.go)
-	log       *slog.Logger
-	listeners []*listener
-	slots     []*slot // index = slot number; grows, never shrinks
-	idle      idleSet
-	poll      *poller
-	devnull   int
-	stdout    int
-	stderr    int
-
-	now             time.Time
-	nextTick        time.Time
-	lastScale       time.Time
-	lastOverloadLog time.Time
-	gen             int // the current generation (generation.go)
-	issued          int // the highest generation started: an abandoned one is not reused
-	ramp            int
-	replace         int                          // children that died unasked since the last scale
-	settled         bool                         // the last scale decided nothing (quiet.go)
-	hushed          bool                         // quiet until a distant tick, nothing moved since (quiet.go)
-	readBuf         [protocol.MaxPacket + 1]byte // readChannel's
-	stats           Stats
-	tallies         tallies // the children's request counts (tally.go)
-	backoff         backoff
-	reports         reports    // the back-channels' nested epoll set
-	ready           *readiness // the current generation's start children
-	prev            *previous  // the generation a reload replaced (abandon.go)
-	abandoned       *Abandoned // the last generation abandoned, for snapshots
-	stop            *stopping  // nil until Run's context is done
-	mem             memory     // control groups and OOM counter (memory.go)
-	launcher        launcher   // how children start and go (launcher.go)
-	store           Store      // where held connections outlive the master (store.go)
-	takenBack       []Stored   // taken back from the store, held at Run's start
-	proxy           proxyCache // the current generation's PROXY networks (proxy.go)
-
+	// The loop.
+	cfg     Config
+	log     *slog.Logger
+	poll    *poller
+	now     time.Time
+	pace    pacing    // when the next tick is due (quiet.go)
+	stop    *stopping // nil until Run's context is done (lifecycle.go)
+	stats   Stats
 	inbox   *inbox // calls from other goroutines (call.go)
 	changed chan struct{}
 	done    chan struct{} // closed when Run returns
 	ran     bool
+	fatal   error // set by fail: Run returns it
 
-	fatal error // set by fail: Run returns it
+	// The slot table and the back-channels.
+	listeners []*listener
+	slots     []*slot // index = slot number; grows, never shrinks
+	idle      idleSet
+	table     *table                       // mode.table() (machine.go)
+	readBuf   [protocol.MaxPacket + 1]byte // readChannel's
+	reports   reports                      // the back-channels' nested epoll set (reports.go)
+	tallies   tallies                      // the children's request counts (tally.go)
+
+	// Collaborators, each a type with its own methods in the file named.
+	mode     acceptMode  // how children take connections, decided once in New (mode.go)
+	launcher launcher    // how children start and go (launcher.go)
+	gens     generations // the current generation and those around it (generation.go)
+	spec     childSpec   // what the current generation's children start with (spawn.go)
+	stdio    stdio       // a child's fds 0-2 (stdio.go)
+	backoff  backoff     // crash backoff (backoff.go)
+	scaler   scaler      // the scaler's state between periods (scaler.go)
+	mem      memory      // control groups and OOM counter (memory.go)
+	restore  restoring   // the store and what Run's start takes back from it (store.go)
+	proxy    proxyCache  // the current generation's PROXY networks (proxy.go)
 }
 
 // New checks cfg and the listeners and returns a pool ready to Run. The pool
@@ -83,8 +69,8 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pool{cfg: cfg, program: program(cfg), log: log, ramp: 1,
-		changed: make(chan struct{}, 1), done: make(chan struct{}), devnull: -1}
+	p := &Pool{cfg: cfg, log: log, scaler: scaler{ramp: 1},
+		changed: make(chan struct{}, 1), done: make(chan struct{}), stdio: closedStdio}
 	p.inbox = newInbox(p.done)
 	mode, err := newMode(p, cfg.Mode)
 	if err != nil {
@@ -101,14 +87,16 @@ func New(cfg Config, listeners []Listener, log *slog.Logger) (*Pool, error) {
 	if _, err := proxyNetworks(cfg, p.listeners); err != nil {
 		return nil, err
 	}
-	if p.tls, err = newTLSFiles(cfg.TLS, p.listeners); err != nil {
+	tls, err := newTLSFiles(cfg.TLS, p.listeners)
+	if err != nil {
 		return nil, err
 	}
-	if p.program.logFile, err = openAccessLog(cfg); err != nil { // accesslog.go
-		p.tls.close()
+	logFile, err := openAccessLog(cfg) // accesslog.go
+	if err != nil {
+		tls.close()
 		return nil, err
 	}
-	p.env = append(childEnv(cfg, p.listeners), p.extraEnv()...)
+	p.spec = newChildSpec(cfg, p.listeners, logFile, tls)
 	p.mem = newMemory(&p.cfg, log)
 	p.launcher = newLauncher(p, nil)
 	return p, nil
@@ -186,29 +174,18 @@ func (p *Pool) setup() error {
 	if err := p.poll.add(wake, eventIn, kindWake, 0); err != nil {
 		return err
 	}
-	if err := p.setupReports(); err != nil {
+	if err := p.reports.open(p.poll, p.log); err != nil {
 		return err
 	}
-	if p.devnull, err = unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err != nil {
-		return fmt.Errorf("open /dev/null: %w", err)
+	if err := p.stdio.open(); err != nil {
+		return err
 	}
-	p.stdout, p.stderr = openOr(1, p.devnull), openOr(2, p.devnull)
 	return p.mode.setup()
-}
-
-// openOr returns fd if it is open, else fallback.
-func openOr(fd, fallback int) int {
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-		return fallback
-	}
-	return fd
 }
 
 func (p *Pool) teardown() {
 	p.inbox.closeWake()
-	if p.devnull >= 0 {
-		unix.Close(p.devnull)
-	}
+	p.stdio.close()
 	if p.poll != nil {
 		p.poll.close()
 	}
@@ -218,16 +195,14 @@ func (p *Pool) teardown() {
 	for _, l := range p.listeners {
 		unix.Close(l.FD)
 	}
-	p.tls.close() // tlsfds.go
-	if p.prev != nil {
-		p.prev.tls.close()
-	}
+	p.spec.tls.close() // tlsfds.go
+	p.gens.close()
 }
 
 // turn is one pass of the master loop: wait for events or the next tick,
 // handle what is ready, then do the periodic work that is due.
 func (p *Pool) turn(ctx context.Context) error {
-	events, err := p.poll.wait(p.nextTick)
+	events, err := p.poll.wait(p.pace.next)
 	if err != nil {
 		return err
 	}
@@ -240,10 +215,10 @@ func (p *Pool) turn(ctx context.Context) error {
 	if ctx.Err() != nil && p.stop == nil {
 		p.beginStop()
 	}
-	if !p.now.Before(p.nextTick) {
+	if !p.now.Before(p.pace.next) {
 		p.tick()
 	}
-	p.ready.check(p)
+	p.gens.ready.check(p)
 	p.drainChildren()
 	p.armReports()
 	return p.fatal
@@ -277,20 +252,4 @@ func (p *Pool) fail(err error) {
 	if p.fatal == nil {
 		p.fatal = err
 	}
-}
-
-// tickPeriod is how often the loop wakes with nothing to do: to scale, ping,
-// and check deadlines.
-func (p *Pool) tickPeriod() time.Duration {
-	return min(p.cfg.ScalePeriod, p.cfg.PingTimeout/2, time.Second)
-}
-
-// jitteredLimit returns a child's recycling limit: MaxConnPerChild less up to
-// a tenth, so children started together do not all retire together.
-func (p *Pool) jitteredLimit() uint64 {
-	n := p.cfg.MaxConnPerChild
-	if n == 0 {
-		return 0
-	}
-	return uint64(n - rand.IntN(n/10+1))
 }

@@ -65,13 +65,19 @@ type proxyCache struct {
 	n   proxyproto.Networks
 }
 
+// networks returns the networks of generation gen, whose settings are
+// cfg, on listeners: nil for none. It computes them once per generation.
+func (c *proxyCache) networks(gen int, cfg Config, listeners []*listener) proxyproto.Networks {
+	if c.gen != gen || gen == 0 {
+		c.n, _ = proxyNetworks(cfg, listeners) // New and Reload refused an error
+		c.gen = gen
+	}
+	return c.n
+}
+
 // proxyNets returns the current generation's networks, nil for none.
 func (p *Pool) proxyNets() proxyproto.Networks {
-	if p.proxy.gen != p.gen || p.gen == 0 {
-		p.proxy.n, _ = proxyNetworks(p.cfg, p.listeners) // New and Reload refused an error
-		p.proxy.gen = p.gen
-	}
-	return p.proxy.n
+	return p.proxy.networks(p.gens.cur, p.cfg, p.listeners)
 }
 
 // proxyFit returns errNoProxy for a child that says hello without

@@ -11,8 +11,8 @@ import "time"
 
 // quiet reports whether nothing but pings needs the next tick.
 func (p *Pool) quiet() bool {
-	if p.stop != nil || !p.settled || p.backoff.failures > 0 || p.replace > 0 ||
-		p.ready == nil || !p.ready.done {
+	if p.stop != nil || !p.scaler.settled || p.backoff.failures > 0 || p.scaler.replace > 0 ||
+		!p.gens.started() {
 		return false
 	}
 	if !p.launcher.settled() {
@@ -27,24 +27,25 @@ func (p *Pool) quiet() bool {
 		}
 	}
 	for _, s := range p.slots {
-		if s.live() && (s.gen != p.gen || s.ending() || s.state != idle && s.state != running) {
+		if s.live() && (s.gen != p.gens.cur || s.ending() || s.state != idle && s.state != running) {
 			return false
 		}
 	}
 	return true
 }
 
-// quietUntil returns when the next ping is due, or its answer, at most
-// PingInterval from now.
-func (p *Pool) quietUntil() time.Time {
-	next := p.now.Add(max(p.cfg.PingInterval, p.tickPeriod()))
-	for _, s := range p.slots {
+// quietUntil returns when the next ping of an idle child among slots is
+// due, or its answer, at most cfg's PingInterval from now (a tick period
+// if that is longer). It reads no clock.
+func quietUntil(slots []*slot, now time.Time, cfg Config) time.Time {
+	next := now.Add(max(cfg.PingInterval, cfg.tickPeriod()))
+	for _, s := range slots {
 		if s.state != idle {
 			continue
 		}
-		due := s.heard.Add(p.cfg.PingInterval)
+		due := s.heard.Add(cfg.PingInterval)
 		if !s.pingSentAt.IsZero() {
-			due = s.pingSentAt.Add(p.cfg.PingTimeout)
+			due = s.pingSentAt.Add(cfg.PingTimeout)
 		}
 		if due.Before(next) {
 			next = due
@@ -53,14 +54,36 @@ func (p *Pool) quietUntil() time.Time {
 	return next.Add(time.Millisecond) // past the due time, so the tick acts on it
 }
 
-// keepTicking brings the next tick within tickPeriod: the pool moved.
-// Unless hushed, the next tick is that close already: one test per step.
-func (p *Pool) keepTicking() {
-	if !p.hushed {
+// pacing is when the loop's next tick is due, and whether the pool was
+// quiet at the last tick and put it off (hushed), with nothing moved since.
+type pacing struct {
+	next   time.Time
+	hushed bool
+}
+
+// every makes the next tick period after now, not hushed.
+func (pc *pacing) every(now time.Time, period time.Duration) {
+	pc.next, pc.hushed = now.Add(period), false
+}
+
+// hush puts the next tick off to until, hushed, if that is later; else it
+// does nothing.
+func (pc *pacing) hush(until time.Time) bool {
+	if !until.After(pc.next) {
+		return false
+	}
+	pc.next, pc.hushed = until, true
+	return true
+}
+
+// wake brings the next tick within period of now: the pool moved. Unless
+// hushed, the next tick is that close already: one test per step.
+func (pc *pacing) wake(now time.Time, period time.Duration) {
+	if !pc.hushed {
 		return
 	}
-	p.hushed = false
-	if next := p.now.Add(p.tickPeriod()); next.Before(p.nextTick) {
-		p.nextTick = next
+	pc.hushed = false
+	if next := now.Add(period); next.Before(pc.next) {
+		pc.next = next
 	}
 }

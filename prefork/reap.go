@@ -24,8 +24,8 @@ func (p *Pool) start() bool {
 		return false
 	}
 	p.backoff.spawned(p.now)
-	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gen,
-		started: p.now, heard: p.now, limit: p.jitteredLimit()}
+	s := &slot{num: num, pid: c.pid, pidfd: c.pidfd, ch: c.ch, gen: p.gens.cur,
+		started: p.now, heard: p.now, limit: p.cfg.jitteredLimit()}
 	p.slots[num] = s
 	p.move(s, evSpawn)
 	p.watch(s)
@@ -87,7 +87,7 @@ func (p *Pool) free(s *slot) {
 	p.step(s, evReap)
 	*s = slot{num: s.num, pidfd: -1, ch: -1}
 	p.mode.moved(s, from, empty, evReap)
-	p.ready.check(p)
+	p.gens.ready.check(p)
 	p.changedState()
 }
 
@@ -128,7 +128,7 @@ func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 		return false
 	}
 	p.stats.Respawned++
-	p.replace++
+	p.scaler.replace++
 	if by != notKilled {
 		p.mem.logKill(s, by, exit, age)
 		if s.served > 0 {
@@ -136,7 +136,7 @@ func (p *Pool) noteExit(s *slot, ws unix.WaitStatus, err error) bool {
 		}
 	}
 	switch {
-	case s.fate == killed && s.served == 0 && s.gen == p.gen:
+	case s.fate == killed && s.served == 0 && s.gen == p.gens.cur:
 		p.backoff.fail(p.now, "killed before serving: "+s.reason)
 		p.log.Error("worker failed to start", "event", "crash", "slot", s.num, "pid", s.pid,
 			"reason", s.reason, "age", age, "failures", p.backoff.failures, "retry_in", p.backoff.delay())

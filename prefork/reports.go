@@ -1,6 +1,7 @@
 package prefork
 
 import (
+	"log/slog"
 	"slices"
 	"time"
 
@@ -54,17 +55,19 @@ type reports struct {
 	muted      []int     // slots whose channel does not wake the loop
 	mutes      int       // children muted since the start
 	mutedLog   time.Time // when a mute was last logged (one line per overloadLogEvery)
+	log        *slog.Logger
 }
 
-// setupReports makes the nested set and registers it, armed, in the loop's.
-func (p *Pool) setupReports() error {
+// open makes the nested set and registers it, armed, in the loop's set
+// loop; log takes its errors and mutes. It returns newPoller's or the
+// registration's error.
+func (r *reports) open(loop *poller, log *slog.Logger) error {
 	poll, err := newPoller()
 	if err != nil {
 		return err
 	}
-	p.reports.poll = poll
-	p.reports.armed = true
-	return p.poll.add(poll.fd, eventIn, kindReports, 0)
+	r.poll, r.armed, r.log = poll, true, log
+	return loop.add(poll.fd, eventIn, kindReports, 0)
 }
 
 // harvest reads the messages the children have sent, at most harvestRounds
@@ -102,39 +105,38 @@ func (p *Pool) readMuted() bool {
 	return read
 }
 
-// countChatter counts message type t from slot s for the chatter rule: an R more,
-// or anything else, which ends the run and unmutes s.
-func (p *Pool) countChatter(s *slot, t protocol.Type) {
-	r := &p.reports
-	if len(r.chatter) < len(p.slots) {
-		r.chatter = slices.Grow(r.chatter, len(p.slots)-len(r.chatter))[:len(p.slots)]
+// countChatter counts message type t from slot s, at now, for the chatter
+// rule: an R more, or anything else, which ends the run and unmutes s.
+// slots is the size of the slot table.
+func (r *reports) countChatter(s *slot, t protocol.Type, slots int, now time.Time) {
+	if len(r.chatter) < slots {
+		r.chatter = slices.Grow(r.chatter, slots-len(r.chatter))[:slots]
 	}
 	if t == protocol.Tally {
 		return // at most one a second, between anything: it neither ends a run nor adds to it
 	}
 	if t != protocol.Request {
 		r.chatter[s.num] = 0
-		p.mute(s, false)
+		r.mute(s, false, now)
 		return
 	}
 	if r.chatter[s.num]++; r.chatter[s.num] > chattyReports {
-		p.mute(s, true)
+		r.mute(s, true, now)
 	}
 }
 
 // mute takes slot s's channel out of the loop's wakeups (on) or puts it
 // back. A mute is logged, at most once per overloadLogEvery for the pool.
-func (p *Pool) mute(s *slot, on bool) {
-	r := &p.reports
+func (r *reports) mute(s *slot, on bool, now time.Time) {
 	i := slices.Index(r.muted, s.num)
 	if on == (i >= 0) || s.ch < 0 {
 		return
 	}
 	var events uint32
 	if on {
-		if r.mutes++; p.now.Sub(r.mutedLog) >= overloadLogEvery {
-			r.mutedLog = p.now
-			p.log.Warn("child floods its back-channel with request reports: read at each harvest only",
+		if r.mutes++; now.Sub(r.mutedLog) >= overloadLogEvery {
+			r.mutedLog = now
+			r.log.Warn("child floods its back-channel with request reports: read at each harvest only",
 				"event", "chatty", "slot", s.num, "pid", s.pid, "reports", r.chatter[s.num], "mutes", r.mutes)
 		}
 		r.muted = append(r.muted, s.num)
@@ -143,13 +145,12 @@ func (p *Pool) mute(s *slot, on bool) {
 		r.muted = slices.Delete(r.muted, i, i+1)
 	}
 	if err := r.poll.arm(s.ch, events, kindChannel, s.num); err != nil {
-		p.log.Error("watch back-channel", "slot", s.num, "err", err)
+		r.log.Error("watch back-channel", "slot", s.num, "err", err)
 	}
 }
 
 // dropChatter drops slot s from the chatter rule: its channel is closing.
-func (p *Pool) dropChatter(s *slot) {
-	r := &p.reports
+func (r *reports) dropChatter(s *slot) {
 	if i := slices.Index(r.muted, s.num); i >= 0 {
 		r.muted = slices.Delete(r.muted, i, i+1)
 	}
@@ -165,14 +166,11 @@ func (p *Pool) harvestOnce() {
 	}
 }
 
-// wantReports reports whether children's messages must wake the loop.
-func (p *Pool) wantReports() bool { return p.mode.wantReports() }
-
 // armReports arms or disarms the nested set, after a turn of the loop.
 func (p *Pool) armReports() {
 	r := &p.reports
 	r.fresh = false
-	on := p.wantReports()
+	on := p.mode.wantReports() // whether children's messages must wake the loop
 	if r.armed == on || r.poll == nil {
 		return
 	}

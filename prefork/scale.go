@@ -7,13 +7,11 @@ package prefork
 // scale applies one scaler decision to the current generation.
 func (p *Pool) scale() {
 	ps := p.poolState()
-	d := decide(ps, p.cfg.limits(), p.ramp)
-	p.ramp = d.Ramp
+	d := p.scaler.decide(ps, p.cfg.limits())
 	p.stats.AtMax = d.AtMax
-	p.settled = d == scaleDecision{Ramp: 1}
 	// A child that died unasked is replaced even if the scaler would not
 	// miss it: the pool keeps the size demand gave it.
-	want := max(d.Spawn, min(p.replace, p.cfg.MaxChildren-ps.Children))
+	want := max(d.Spawn, min(p.scaler.replace, p.cfg.MaxChildren-ps.Children))
 	started := 0
 	for range p.backoff.allows(p.now, want) {
 		if !p.start() {
@@ -21,9 +19,9 @@ func (p *Pool) scale() {
 		}
 		started++
 	}
-	p.replace = max(p.replace-started, 0)
+	p.scaler.replace = max(p.scaler.replace-started, 0)
 	if d.Retire > 0 {
-		if n := p.highestIdle(p.gen); n >= 0 {
+		if n := p.highestIdle(p.gens.cur); n >= 0 {
 			p.retire(p.slots[n], "too many idle")
 		}
 	}
@@ -34,7 +32,7 @@ func (p *Pool) scale() {
 func (p *Pool) poolState() scaleState {
 	var ps scaleState
 	for _, s := range p.slots {
-		if !s.counts(p.gen) {
+		if !s.counts(p.gens.cur) {
 			continue
 		}
 		ps.Children++
@@ -64,11 +62,11 @@ func (p *Pool) genHasIdle(gen int) bool { return p.highestIdle(gen) >= 0 }
 // retireOldIdle drains the idle children of older generations once the
 // current one has an idle child to take over.
 func (p *Pool) retireOldIdle() {
-	if !p.genHasIdle(p.gen) {
+	if !p.genHasIdle(p.gens.cur) {
 		return
 	}
 	for _, s := range p.slots {
-		if (s.state == idle || s.state == standby) && s.gen != p.gen && !s.ending() {
+		if (s.state == idle || s.state == standby) && s.gen != p.gens.cur && !s.ending() {
 			p.retire(s, "old generation")
 		}
 	}

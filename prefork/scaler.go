@@ -1,5 +1,7 @@
 package prefork
 
+import "time"
+
 // maxRamp caps how many children one scale period may start when the pool
 // grows by doubling, as Apache prefork's MAX_SPAWN_RATE does.
 const maxRamp = 32
@@ -51,4 +53,44 @@ func decide(s scaleState, l scaleLimits, ramp int) scaleDecision {
 		return scaleDecision{Retire: 1, Ramp: 1}
 	}
 	return scaleDecision{Ramp: 1}
+}
+
+// scaler is what the scaler keeps from one period to the next: when it
+// last ran, its ramp, the children to replace, whether it was content,
+// and when demand it could not meet was last logged.
+type scaler struct {
+	last    time.Time // the last scale period
+	ramp    int       // decide's ramp; 1 from the start of each generation
+	replace int       // children that died unasked since the last scale
+	settled bool      // the last period decided nothing (quiet.go)
+	warned  time.Time // the last overload warning (dispatch.go)
+}
+
+// elapsed reports whether a scale period is due at now, period after the
+// last; if so, now is the last.
+func (sc *scaler) elapsed(now time.Time, period time.Duration) bool {
+	if now.Sub(sc.last) < period {
+		return false
+	}
+	sc.last = now
+	return true
+}
+
+// decide is decide (scaler.go) with the ramp carried over; it notes
+// whether the decision is to do nothing.
+func (sc *scaler) decide(s scaleState, l scaleLimits) scaleDecision {
+	d := decide(s, l, sc.ramp)
+	sc.ramp = d.Ramp
+	sc.settled = d == scaleDecision{Ramp: 1}
+	return d
+}
+
+// warn reports whether an overload may be logged at now, at most once per
+// every (overloadLogEvery); if so, now is the last.
+func (sc *scaler) warn(now time.Time, every time.Duration) bool {
+	if now.Sub(sc.warned) < every {
+		return false
+	}
+	sc.warned = now
+	return true
 }

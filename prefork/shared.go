@@ -42,7 +42,7 @@ func (m *sharedMode) drain(s *slot) {
 func (m *sharedMode) scale() {
 	p := m.p
 	want := p.cfg.StartChildren - p.poolState().Children
-	p.settled = want == 0
+	p.scaler.settled = want == 0
 	for range p.backoff.allows(p.now, max(want, 0)) {
 		if !p.start() {
 			break
@@ -50,7 +50,7 @@ func (m *sharedMode) scale() {
 	}
 	if want <= 0 {
 		for _, s := range p.slots {
-			if s.live() && s.gen != p.gen {
+			if s.live() && s.gen != p.gens.cur {
 				p.retire(s, "old generation")
 			}
 		}

@@ -51,7 +51,7 @@ func (x *handoffMode) end(i int) {
 	if c.header != noHeader {
 		x.proxyFailed(i, "not complete within --hold-timeout")
 	}
-	if x.hold.filter == acceptfilter.HTTP && c.got > 0 && !x.p.tls.onListener(c.listener) {
+	if x.hold.filter == acceptfilter.HTTP && c.got > 0 && !x.p.spec.tls.onListener(c.listener) {
 		x.answer408(c.fd)
 		x.p.tallies.answered(408, c.since) // tally.go
 	}

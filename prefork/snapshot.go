@@ -156,9 +156,9 @@ func (p *Pool) Snapshot(ctx context.Context) (Snapshot, error) {
 func (p *Pool) snapshot() Snapshot {
 	p.harvest()
 	now := time.Now()
-	s := Snapshot{Mode: p.cfg.Mode.String(), Generation: p.gen, Max: p.cfg.MaxChildren,
+	s := Snapshot{Mode: p.cfg.Mode.String(), Generation: p.gens.cur, Max: p.cfg.MaxChildren,
 		Failures: p.backoff.failures, LastExit: p.backoff.lastExit,
-		Ready: p.ready != nil && p.ready.done, Stopping: p.stop != nil, Taken: now, Stats: p.stats}
+		Ready: p.gens.started(), Stopping: p.stop != nil, Taken: now, Stats: p.stats}
 	if p.backoff.failures > 0 {
 		s.RetryIn = max(p.backoff.notBefore.Sub(now), 0)
 	}
@@ -181,7 +181,7 @@ func (p *Pool) snapshot() Snapshot {
 	}
 	s.Held = p.mode.heldInfo(now)
 	s.Zygote = p.launcher.info()
-	s.Abandoned = p.abandoned
+	s.Abandoned = p.gens.abandoned
 	s.Requests = p.tallies.info()
 	return s
 }

@@ -61,25 +61,41 @@ func stripped(kv string) bool {
 	return false
 }
 
+// childSpec is what every child of one generation starts with: the worker
+// program (with its access-log file), the environment its children share,
+// and its certificates' memfds. New makes the first, each Reload its own;
+// the one a reload replaced waits in previous (abandon.go).
+type childSpec struct {
+	program Program
+	env     []string
+	tls     tlsFiles // tlsfds.go
+}
+
+// newChildSpec returns the spec of cfg's children on listeners, with the
+// access-log file logFile (nil for none, accesslog.go) and the
+// certificates tls, both of which it owns from then on.
+func newChildSpec(cfg Config, listeners []*listener, logFile *os.File, tls tlsFiles) childSpec {
+	c := childSpec{program: program(cfg), tls: tls}
+	c.program.logFile = logFile
+	c.env = append(childEnv(cfg, listeners), c.extraEnv(len(listeners), cfg.Mode.SpeaksProtocol())...)
+	return c
+}
+
 // child is a started process, as spawn returns it; a launcher's that has
 // no process yet has pid 0 and pidfd -1 (launcher.go).
 type child struct {
 	pid, pidfd, ch int
 }
 
-// spawn starts the worker program for slot num with the fd layout of protocol/fds.go.
-// The child's stdout and stderr are the master's. It returns the child's
-// pid, a pidfd, and the master's end of the back-channel (-1 in shared mode).
-func (p *Pool) spawn(num int) (child, error) {
-	return p.spawnAs(num, protocol.EnvSlot+"="+strconv.Itoa(num))
-}
-
-// spawnAs is spawn with env added to the child's environment: its slot, or
-// for a zygote (num -1) its role.
-func (p *Pool) spawnAs(num int, env string) (child, error) {
+// spawn starts the worker program for slot num with the fd layout of
+// protocol/fds.go and env added to the child's environment: its slot
+// (slotEnv), or for a zygote (num -1) its role. The child's stdout and
+// stderr are the master's. It returns the child's pid, a pidfd, and the
+// master's end of the back-channel (-1 in shared mode).
+func (p *Pool) spawn(num int, env string) (child, error) {
 	c := child{ch: -1, pidfd: -1}
 	files := make([]uintptr, 0, protocol.FirstListenerFD+len(p.listeners)+1)
-	files = append(files, uintptr(p.devnull), uintptr(p.stdout), uintptr(p.stderr))
+	files = append(files, p.stdio.files()...)
 	for _, l := range p.listeners {
 		files = append(files, uintptr(l.FD))
 	}
@@ -92,9 +108,9 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		c.ch = master
 		files = append(files, uintptr(child))
 	}
-	files = append(files, p.extraFiles()...) // extrafds.go
+	files = append(files, p.spec.extraFiles()...) // extrafds.go
 	attr := &syscall.ProcAttr{
-		Env:   append(p.env[:len(p.env):len(p.env)], env),
+		Env:   append(p.spec.env[:len(p.spec.env):len(p.spec.env)], env),
 		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Setpgid: true, // a terminal's ^C reaches the master only; it drains
@@ -107,16 +123,19 @@ func (p *Pool) spawnAs(num int, env string) (child, error) {
 		// the master, not some short-lived thread.
 		attr.Sys.Pdeathsig = syscall.SIGTERM
 	}
-	pid, err := p.forkInto(num, attr) // cgroup.go
+	pid, err := p.mem.forkInto(num, p.spec.program, attr) // cgroup.go
 	if err != nil {
 		if c.ch >= 0 {
 			unix.Close(c.ch)
 		}
-		return c, fmt.Errorf("spawn slot %d: %s: %w", num, p.program.Path, err)
+		return c, fmt.Errorf("spawn slot %d: %s: %w", num, p.spec.program.Path, err)
 	}
 	c.pid = pid
 	return c, nil
 }
+
+// slotEnv is the environment entry that tells a child its slot.
+func slotEnv(num int) string { return protocol.EnvSlot + "=" + strconv.Itoa(num) }
 
 // backChannel returns a SOCK_SEQPACKET socketpair: the master's end
 // non-blocking (a child that does not read must not block the master), the

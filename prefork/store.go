@@ -41,6 +41,28 @@ type Stored struct {
 	Name     string // its name in the store, for Store.Remove
 }
 
+// restoring is what UseStore gave the pool: the store, and the connections
+// taken back from it that Run's start holds or lets go (adoptStored).
+type restoring struct {
+	store     Store
+	takenBack []Stored // until Run's start takes them
+}
+
+// take returns the connections taken back, once: the pool owns them.
+func (r *restoring) take() []Stored {
+	stored := r.takenBack
+	r.takenBack = nil
+	return stored
+}
+
+// remove removes name from the store, for a connection never held. It does
+// nothing without a store.
+func (r *restoring) remove(name string) {
+	if r.store.Remove != nil {
+		r.store.Remove(name)
+	}
+}
+
 // storeCounts count the store's work, for a snapshot (HeldInfo).
 type storeCounts struct {
 	stored uint64 // connections kept (and taken back) so far
@@ -62,18 +84,9 @@ func (p *Pool) UseStore(s Store, stored []Stored) error {
 		closeStored(stored)
 		return fmt.Errorf("pool: UseStore called after Run")
 	}
-	p.store, p.takenBack = s, stored
-	if h := p.holding(); h != nil {
-		h.store = s
-	}
-	return nil
-}
-
-// holding returns the holder of the pool's mode, or nil if it holds no
-// connection.
-func (p *Pool) holding() *holder {
-	if x, ok := p.mode.(*handoffMode); ok {
-		return x.hold
+	p.restore = restoring{store: s, takenBack: stored}
+	if x, ok := p.mode.(*handoffMode); ok { // the one mode that holds connections
+		x.hold.store = s
 	}
 	return nil
 }
@@ -81,15 +94,14 @@ func (p *Pool) holding() *holder {
 // adoptStored holds the connections taken back from the store, at Run's
 // start, or lets them go if the mode holds none or their listener is gone.
 func (p *Pool) adoptStored() {
-	stored := p.takenBack
-	p.takenBack = nil
+	stored := p.restore.take()
 	x, ok := p.mode.(*handoffMode)
 	for _, c := range stored {
 		if !ok || c.Listener < 0 || c.Listener >= len(p.listeners) {
 			p.log.Warn("closing a connection taken back from the store", "event", "restore", "name", c.Name,
 				"reason", "no accept filter, or no listener "+fmt.Sprint(c.Listener))
 			unix.Close(c.FD)
-			p.unstore(c.Name)
+			p.restore.remove(c.Name)
 			continue
 		}
 		unix.SetNonblock(c.FD, true) // as accept4 made it: stored copies share the flag, but be sure
@@ -122,13 +134,6 @@ func (x *handoffMode) lookBack(i int) {
 		x.hold.markReady(i)
 	default:
 		x.poll(i)
-	}
-}
-
-// unstore removes name from the pool's store, for a connection never held.
-func (p *Pool) unstore(name string) {
-	if p.store.Remove != nil {
-		p.store.Remove(name)
 	}
 }
 

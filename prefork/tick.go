@@ -7,7 +7,7 @@ package prefork
 // the pool may sleep until its next ping (quiet.go). Its cost grows with the
 // pool, but it runs once per tick period, not per connection.
 func (p *Pool) tick() {
-	p.nextTick, p.hushed = p.now.Add(p.tickPeriod()), false // until quiet says otherwise, below
+	p.pace.every(p.now, p.cfg.tickPeriod()) // until quiet says otherwise, below
 	p.harvest()
 	p.measureQueues()
 	p.reports.starting = false
@@ -19,7 +19,7 @@ func (p *Pool) tick() {
 			p.reports.starting = p.reports.starting || s.state.starting()
 		}
 	}
-	p.ready.check(p)
+	p.gens.ready.check(p)
 	p.mode.tick()
 	p.launcher.tick()
 	p.checkStuck()
@@ -27,14 +27,11 @@ func (p *Pool) tick() {
 		p.checkStop()
 		return
 	}
-	if p.now.Sub(p.lastScale) >= p.cfg.ScalePeriod {
-		p.lastScale = p.now
+	if p.scaler.elapsed(p.now, p.cfg.ScalePeriod) {
 		p.mode.scale()
 	}
 	if p.quiet() {
-		if until := p.quietUntil(); until.After(p.nextTick) {
-			p.nextTick = until
-			p.hushed = true
+		if p.pace.hush(quietUntil(p.slots, p.now, p.cfg)) {
 			p.mode.hush()
 		}
 	}

@@ -113,10 +113,10 @@ func (t tlsFiles) env(first int) string {
 // exit 78 naming tls-cert; a reload's generation is abandoned). It
 // reports whether it did.
 func (p *Pool) unfitTLS(s *slot) bool {
-	if !p.tls.any() || s.caps.Has(protocol.CapTLS) {
+	if !p.spec.tls.any() || s.caps.Has(protocol.CapTLS) {
 		return false
 	}
-	p.unfit(s, &FieldError{Field: "tls-cert", Value: p.tls.names(p.listeners),
+	p.unfit(s, &FieldError{Field: "tls-cert", Value: p.spec.tls.names(p.listeners),
 		Allowed: fmt.Sprintf("unset for this worker: child %d (pid %d) does not terminate TLS (its hello announces %v, "+
 			"no tls capability: docs/protocol.md, \"TLS\"); drop --tls-cert and --tls-key, or run a worker of protocol revision 6 "+
 			"that terminates TLS (the built-in handler, the Go library's Serve or Listener, python3 -m actd.wsgi, plackup -s Actd)",
@@ -138,7 +138,7 @@ func (h *holder) helloLook(head []byte) look {
 // with NotReady, before its handshake): the master can neither hold nor
 // finish a TLS session. It reports whether it did.
 func (p *Pool) tlsKept(s *slot, m protocol.Message, fds [2]int) bool {
-	if !p.tls.onListener(int(m.Listener)) || m.Type == protocol.Keep && m.Value == protocol.NotReady {
+	if !p.spec.tls.onListener(int(m.Listener)) || m.Type == protocol.Keep && m.Value == protocol.NotReady {
 		return false
 	}
 	closeFDs(fds)

@@ -96,7 +96,7 @@ func (zs *zygotes) start() {
 		p.fail(err)
 		return
 	}
-	c, err := p.spawnAs(-1, protocol.EnvRole+"="+protocol.RoleZygote)
+	c, err := p.spawn(-1, protocol.EnvRole+"="+protocol.RoleZygote)
 	if err != nil {
 		zs.backoff.fail(p.now, err.Error())
 		p.log.Error("zygote spawn failed", "event", "spawn", "err", err, "retry_in", zs.backoff.delay())
@@ -104,7 +104,7 @@ func (zs *zygotes) start() {
 	}
 	zs.backoff.spawned(p.now)
 	zs.nextID++
-	z := &zygote{id: zs.nextID, gen: p.gen, pid: c.pid, pidfd: c.pidfd, ch: c.ch, started: p.now}
+	z := &zygote{id: zs.nextID, gen: p.gens.cur, pid: c.pid, pidfd: c.pidfd, ch: c.ch, started: p.now}
 	if zs.all == nil {
 		zs.all = make(map[int]*zygote)
 	}
@@ -246,7 +246,7 @@ func (zs *zygotes) reap(id int) {
 	p.poll.remove(z.pidfd)
 	unix.Close(z.pidfd)
 	delete(zs.all, id)
-	p.keepTicking() // a quiet pool's next tick may be far: the new zygote starts from it
+	p.pace.wake(p.now, p.cfg.tickPeriod()) // a quiet pool's next tick may be far: the new zygote starts from it
 	exit := exitText(ws, err)
 	if asked || p.stop != nil {
 		p.log.Debug("zygote exited", "event", "exit", "pid", z.pid, "exit", exit)
@@ -256,7 +256,7 @@ func (zs *zygotes) reap(id int) {
 	zs.restarts++
 	if z.state == zygoteStarting || p.now.Sub(z.started) < youngAge {
 		zs.backoff.fail(p.now, exit)
-		if z.gen == p.gen {
+		if z.gen == p.gens.cur {
 			// The worker does not start: its children, forked or exec'd,
 			// are started one at a time after a delay, as for any failure.
 			p.backoff.fail(p.now, "zygote: "+exit)
@@ -366,7 +366,7 @@ func (zs *zygotes) info() *zygoteInfo {
 	if !p.cfg.Preload && zs.current == nil {
 		return nil
 	}
-	in := &zygoteInfo{State: "none", Generation: p.gen, Forked: zs.forks, Restarts: zs.restarts}
+	in := &zygoteInfo{State: "none", Generation: p.gens.cur, Forked: zs.forks, Restarts: zs.restarts}
 	if z := zs.current; z != nil {
 		in.PID, in.Generation, in.State, in.Since, in.Forks = z.pid, z.gen, z.state.String(), z.started, z.forks
 		if u, err := readUsage(z.pid); err == nil { // 20 µs, once a snapshot
