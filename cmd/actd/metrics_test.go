@@ -125,7 +125,10 @@ func openFDs(t *testing.T, pid int) int {
 // closed after metricsIdle, and the master's fds with them.
 func TestMetricsIdleClosed(t *testing.T) {
 	addr := freeAddr(t)
-	a := startActd(t, nil, "--metrics-listen", addr)
+	// A pool of fixed size: a child started or retired meanwhile (its
+	// pidfd and back-channel) would move the count by more than the
+	// scrapers do.
+	a := startActd(t, nil, "--metrics-listen", addr, "--min-children", "2", "--max-children", "2")
 	pid := a.cmd.Process.Pid
 	if _, _, err := scrape(addr, "/metrics"); err != nil {
 		t.Fatal(err)
