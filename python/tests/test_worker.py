@@ -40,8 +40,9 @@ class WaitNextTest(unittest.TestCase):
     the master's end of the back-channel and the client held here."""
 
     def worker(self, mode):
-        """Return a Worker in mode (no listeners) on a fresh channel, the
-        master's end, and the client and server ends of a connection."""
+        """Return a Worker in mode (no listeners; "screen": a screening
+        child's dispatch mode) on a fresh channel, the master's end, and
+        the client and server ends of a connection."""
         master, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         client, server = socket.socketpair()
         for s in (master, child, client, server):
@@ -49,6 +50,8 @@ class WaitNextTest(unittest.TestCase):
         master.setblocking(False)
         environ = {"ACTD_ACCEPT_MODE": mode, "ACTD_PROTOCOL": "6", "LISTEN_FDS": "0",
                    "ACTD_CHANNEL_FD": str(os.dup(child.fileno()))}
+        if mode == "screen":
+            environ.update(ACTD_ACCEPT_MODE="dispatch", ACTD_ACCEPT_FILTER="http")
         w = Worker(None, environ)
         self.addCleanup(w.channel.sock.close)
         return w, master, client, server
@@ -64,7 +67,9 @@ class WaitNextTest(unittest.TestCase):
             ("a ping, the request in", "exclusive", b"P", True, [True], [(b"O", 7)], None, False),
             ("register again: owed", "exclusive", b"A", False, [False], [], None, True),
             ("register again, the request in", "exclusive", b"A", True, [True], [], None, True),
+            ("register again, a screening child", "screen", b"A", False, [False], [], None, True),
             ("an A in dispatch mode", "dispatch", b"A", False, [False], [], b"A", False),
+            ("a ping in dispatch mode", "dispatch", b"P", True, [True], [(b"O", 7)], None, False),
             ("a drain", "exclusive", b"D", False, [False], [], b"D", False),
             ("a drain, the request in: the last", "exclusive", b"D", True, [True, False], [], b"D", False),
             ("a ping, then a drain", "exclusive", b"PD", False, [False], [(b"O", 7)], b"D", False),
@@ -74,6 +79,7 @@ class WaitNextTest(unittest.TestCase):
         for name, mode, orders, request, want, heard, left, owed in cases:
             with self.subTest(name):
                 w, master, client, server = self.worker(mode)
+                self.assertEqual(w.screen is not None, mode == "screen")
                 if orders is None:
                     master.close()
                 for kind in orders or b"":
