@@ -210,32 +210,37 @@ class Worker:
         """
         if self.parkable:
             timeout = GIVE_BACK_GRACE
-        ready = not self.last and self._await(fd, timeout)
+        ready = False
+        if not self.last:
+            deadline = time.monotonic() + timeout
+            self.watch.register(fd, select.POLLIN)
+            try:
+                events = self.watch.poll(timeout * 1000)
+                ready = len(events) == 1 and events[0][0] == fd  # the client alone: most waits
+                if events and not ready:
+                    ready = self._await(fd, events, deadline)
+            finally:
+                self.watch.unregister(fd)
         self.give_back = self.parkable and not ready
         return ready
 
-    def _await(self, fd, timeout):
-        """Wait up to timeout seconds in all for fd or the master; return
-        whether fd is readable. What the master says that the connection
-        outlives (_heard) is carried out meanwhile. Anything else ends the
-        wait: False, or if fd is readable too, True with self.last set."""
-        deadline = time.monotonic() + timeout
-        self.watch.register(fd, select.POLLIN)
-        try:
-            while True:
-                events = self.watch.poll(max(0.0, deadline - time.monotonic()) * 1000)
-                if not events:
-                    return False
-                client = len(events) == 2 or events[0][0] == fd
-                if len(events) == 1 and client:
-                    return True
-                if not self._heard():
-                    self.last = client
-                    return client
-                if client:
-                    return True
-        finally:
-            self.watch.unregister(fd)
+    def _await(self, fd, events, deadline):
+        """Go on with a wait for fd (registered in self.watch) that found
+        events, the channel's among them, until deadline (time.monotonic);
+        return whether fd is readable. What the master says that the
+        connection outlives (_heard) is carried out meanwhile. Anything
+        else ends the wait: False, or if fd is readable too, True with
+        self.last set."""
+        while True:
+            client = len(events) == 2 or events[0][0] == fd
+            if not self._heard():
+                self.last = client
+                return client
+            if client:
+                return True
+            events = self.watch.poll(max(0.0, deadline - time.monotonic()) * 1000)
+            if not events:
+                return False
 
     def _heard(self):
         """Read what the master said while the connection in hand waits
