@@ -129,6 +129,17 @@ class Channel:
             raise ValueError(f"address {raw!r} over {MAX_ADDRESS} bytes")
         return raw
 
+    def peek(self):
+        """Return the type of the master's next message, leaving it to be
+        read: EOF if the master is gone, None if no message waits."""
+        try:
+            head = self.sock.recv(HEADER.size, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return None
+        except ConnectionResetError:
+            return EOF
+        return head[:1]
+
     def receive(self):
         """Return the master's next message as (type, listener, value).
 

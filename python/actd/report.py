@@ -18,9 +18,11 @@ long enough, and stops the timer when it finds nothing left to watch (the
 child idle, or a reported connection between requests). So a saturated
 child pays one signal per BUSY_AFTER, not two setitimer calls per
 connection. The main code sends on the channel only while no connection is
-active (self.active false), and the handler sends only while one is, so the
-two never interleave; start() and request() publish their fields before
-they look at the timer, so the handler never sees half of them.
+active (self.active false), but for an O that answers a ping while a
+connection waits (actd.worker's wait_next: one packet, no field here), and
+the handler sends only while one is, so the two never interleave; start()
+and request() publish their fields before they look at the timer, so the
+handler never sees half of them.
 """
 
 import signal

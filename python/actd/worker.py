@@ -10,6 +10,15 @@ says hello, and then accepts connections the way its mode says:
                EPOLLEXCLUSIVE in an epoll set of our own and accept by
                ourselves, reporting with B/I or batched S
 
+Both answer P with O, and end on D or EOF (the master is gone) once the
+connection in hand is done. The master sends A and P to a child it holds
+idle, which may have taken a connection whose B (sent 5 ms into it,
+actd.report) it has not read yet: a P or a "register again" that comes
+while that connection waits for its client's next request leaves it
+open (wait_next): the P is answered at once, the A carried out once the
+connection ends, after its I. A D or EOF then ends the connection, once
+a request its client had sent already is answered.
+
 Each connection goes to serve(conn, addr, local), one at a time. Under an
 accept filter (ACTD_PROTOCOL 3 or later, capability "handoff") the master
 accepts, and hands each ready connection over as a file descriptor (C);
@@ -103,6 +112,7 @@ class Worker:
         self.channel.proxy = self.trust is not None
         self.header_timeout = HEADER_TIMEOUT
         self.registered = False  # the listeners are in our epoll set
+        self.owed = False  # an A came while a connection waited (_heard): register again after it
         self.reporter = Reporter(self.channel)
         # hooks for actd.wsgi, see arrived
         self.request = self.reporter.request if self.trust is None else self.request_from
@@ -120,6 +130,7 @@ class Worker:
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
         self.secure = False  # ... it is a TLS connection (an ssl.SSLSocket)
+        self.last = False  # ... it ends before the next request: the master said so (_await)
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
@@ -188,22 +199,69 @@ class Worker:
         """Wait up to timeout seconds for the next request on fd.
 
         Returns True if fd is readable (data or EOF); False after the
-        timeout, or when orders wait on the back-channel (a drain, or EOF
-        from the master): the connection then ends so they are read. A
-        connection that may go back (handed over, or any under a filter for
-        a screening child) waits only GIVE_BACK_GRACE: then False, and it
-        goes back to the master.
+        timeout, or when an order the connection must end for waits on
+        the back-channel (a drain, or EOF from the master): the connection
+        then ends so it is read. If the client had sent something by
+        then, True once more for that request, and False the next time.
+        A ping or a "register again" does not end the connection (_heard).
+        A connection that may go back (handed over, or any under a filter
+        for a screening child) waits only GIVE_BACK_GRACE: then False, and
+        it goes back to the master.
         """
         if self.parkable:
             timeout = GIVE_BACK_GRACE
-        self.watch.register(fd, select.POLLIN)
-        try:
-            events = self.watch.poll(timeout * 1000)
-        finally:
-            self.watch.unregister(fd)
-        ready = len(events) == 1 and events[0][0] == fd  # not the channel's
+        ready = False
+        if not self.last:
+            deadline = time.monotonic() + timeout
+            self.watch.register(fd, select.POLLIN)
+            try:
+                events = self.watch.poll(timeout * 1000)
+                ready = len(events) == 1 and events[0][0] == fd  # the client alone: most waits
+                if events and not ready:
+                    ready = self._await(fd, events, deadline)
+            finally:
+                self.watch.unregister(fd)
         self.give_back = self.parkable and not ready
         return ready
+
+    def _await(self, fd, events, deadline):
+        """Go on with a wait for fd (registered in self.watch) that found
+        events, the channel's among them, until deadline (time.monotonic);
+        return whether fd is readable. What the master says that the
+        connection outlives (_heard) is carried out meanwhile. Anything
+        else ends the wait: False, or if fd is readable too, True with
+        self.last set."""
+        while True:
+            client = len(events) == 2 or events[0][0] == fd
+            if not self._heard():
+                self.last = client
+                return client
+            if client:
+                return True
+            events = self.watch.poll(max(0.0, deadline - time.monotonic()) * 1000)
+            if not events:
+                return False
+
+    def _heard(self):
+        """Read what the master said while the connection in hand waits
+        for its client, if the connection outlives it, and return True: a
+        ping (P), answered with O, or, in a child that registers its
+        listeners (exclusive mode, a screening child), a "register again"
+        (A), which the master sends a child it holds idle, not having read
+        the B of this connection yet: it is owed, carried out once the
+        connection ends (_register_owed). Returns False, the message left
+        for the accept loop, for anything else: a drain, the master's EOF,
+        an order the connection must end for."""
+        kind = self.channel.peek()
+        if kind == ch.PING:
+            _, _, value = self.channel.receive()
+            self.channel.send(ch.PONG, 0, value)
+            return True
+        if kind == ch.ACCEPT and (self.mode == "exclusive" or self.screen is not None):
+            self.channel.receive()
+            self.owed = True
+            return True
+        return False
 
     # dispatch mode
 
@@ -261,7 +319,7 @@ class Worker:
             if self.give_back and not self.finished:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = self.secure = False
+            self.parkable = self.peeked = self.finished = self.secure = self.last = False
             self.address = None
             close_both(conn, served)
         self.channel.send(ch.IDLE)
@@ -313,7 +371,7 @@ class Worker:
                 return  # orders first: a drain wins over a waiting connection
             for fd in ready:
                 if fd in index_of:
-                    self._burst(index_of[fd])
+                    self._burst(index_of[fd], ep)
 
     def _register(self, ep):
         """Put every listener at the back of its wait queue, in listener
@@ -326,15 +384,32 @@ class Worker:
             ep.register(s.fileno(), select.EPOLLIN | select.EPOLLEXCLUSIVE)
         self.registered = True
 
+    def _register_again(self, ep):
+        """Carry out an A: the short connections so far (S), register,
+        then I, the master's sign that it is done."""
+        self.reporter.flush()
+        self._register(ep)
+        self.channel.send(ch.IDLE)
+
+    def _register_owed(self, ep):
+        """Register again if an A came while a connection waited for its
+        client (_heard), now that the connection ended and sent its I (if
+        it was reported B): the master sees I for the connection, then I
+        once registered again, as when the A comes after the connection
+        (prefork/machine.go: movingBusy, moving, idle; an S before that
+        first I would be invalid in movingBusy)."""
+        if self.owed:
+            self.owed = False
+            self._register_again(ep)
+
     def _exclusive_order(self, ep):
         """Carry out one order; False on a drain or EOF."""
         kind, index, value, fd = self.channel.receive_fd()
         if kind == ch.ACCEPT:
-            self.reporter.flush()
-            self._register(ep)
-            self.channel.send(ch.IDLE)
+            self._register_again(ep)
         elif kind == ch.CONNECTION and self.screen is not None:
             self._handed(index, fd)
+            self._register_owed(ep)
         elif kind == ch.UNSENT and self.screen is not None and self.offload_max > 0:
             self._unsent(index, value, fd)
         elif kind == ch.PING:
@@ -347,10 +422,11 @@ class Worker:
             raise ch.Garbage(f"{kind!r} in {self.mode} mode")
         return True
 
-    def _burst(self, index):
+    def _burst(self, index, ep):
         """Accept and serve on listener index while connections wait,
         up to BATCH in a row or for BATCH_TIME; after a connection, try the
-        next accept at once only when self.again says so."""
+        next accept at once only when self.again says so, and register
+        again (in ep) if that is owed."""
         end = time.monotonic() + BATCH_TIME
         for i in range(BATCH):
             if i > 0 and (time.monotonic() >= end or not self.again.due()):
@@ -368,6 +444,7 @@ class Worker:
             self.queued = i > 0
             self._serve(got, index, self.screen is not None)
             self.reporter.done(idle=True)
+            self._register_owed(ep)
 
     def _screened(self, got, index):
         """Return got, the connection just accepted on listener index, as
@@ -474,7 +551,7 @@ class Worker:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.queued = self.finished = self.secure = False
+            self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = False
             self.address, self.seen, self.plain = None, b"", False
             close_both(conn, served)
 
