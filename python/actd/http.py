@@ -28,6 +28,13 @@ FIELDS_SEEN = {}
 FIELDS_SEEN_LIMIT = 1024
 FIELD_SEEN_SIZE = 256
 NOT_REMEMBERED = frozenset(("AUTHORIZATION", "PROXY-AUTHORIZATION", "COOKIE"))
+# parse remembers the Requests it made from whole heads (up to
+# HEADS_SEEN_LIMIT of at most HEAD_SEEN_SIZE bytes), but for a target
+# with a query or fields NOT_REMEMBERED: a benchmark, a health check, a
+# client polling one URL send one head again and again
+HEADS_SEEN = {}
+HEADS_SEEN_LIMIT = 1024
+HEAD_SEEN_SIZE = 1024
 
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 TOKEN_STR = re.compile(TOKEN.pattern.decode("ascii"))
@@ -186,10 +193,13 @@ def check_partial(buf):
 
 class Request:
     """One parsed request head. Header names are upper case with "-", values
-    str (latin-1, as PEP 3333 has them); repeated fields are joined with ","."""
+    str (latin-1, as PEP 3333 has them); repeated fields are joined with ",".
+    Nobody changes a Request once made (parse may hand it out again, then
+    seen is True), but env: a dict of the environ keys the request alone
+    sets, kept by actd.wsgi for a request seen."""
 
     __slots__ = ("method", "target", "version", "headers", "length", "chunked",
-                 "keep_alive", "expect_continue")
+                 "keep_alive", "expect_continue", "seen", "env")
 
     def __init__(self, method, target, version, headers):
         self.method, self.target, self.version, self.headers = method, target, version, headers
@@ -200,6 +210,8 @@ class Request:
         self.keep_alive = wants_keep_alive(headers, version)
         self.expect_continue = ("EXPECT" in headers and version == "HTTP/1.1" and
                                 headers["EXPECT"].lower() == "100-continue")
+        self.seen = False
+        self.env = None
 
     def has_body(self):
         return self.chunked or self.length > 0
@@ -230,8 +242,12 @@ class Request:
 def parse(head):
     """Return the Request in head (bytes, without the final CRLF CRLF).
 
-    Raises BadRequest (or a subclass) for anything malformed.
+    Raises BadRequest (or a subclass) for anything malformed. A head
+    parsed before may give the same Request (HEADS_SEEN).
     """
+    request = HEADS_SEEN.get(head)
+    if request is not None:
+        return request
     line, crlf, fields = head.partition(b"\r\n")
     first = REQUEST_LINE.fullmatch(line)
     if (first is None or crlf and (fields.count(b"\r\n") >= FIELD_LIMIT
@@ -249,7 +265,12 @@ def parse(head):
             hosts += name == "HOST"
     version = "HTTP/1.0" if minor == b"0" else "HTTP/1.1"
     check_host(hosts, version)
-    return Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
+    request = Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
+    if (len(head) <= HEAD_SEEN_SIZE and len(HEADS_SEEN) < HEADS_SEEN_LIMIT and target.find(b"?") < 0
+            and NOT_REMEMBERED.isdisjoint(headers)):
+        HEADS_SEEN[head] = request
+        request.seen = True
+    return request
 
 
 def split_field(field):
