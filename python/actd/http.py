@@ -130,6 +130,11 @@ class Reader:
         """
         if not self.buf and not self.fill():
             return None
+        buf = self.buf
+        end = buf.find(b"\r\n\r\n")
+        if 0 < end <= LINE_LIMIT and end <= limit - 4 and buf[0] != 13:  # whole, short, no CRLF first
+            self.buf = buf[end + 4:]
+            return buf[:end]
         skipped = 0  # empty lines (CRLF) before the request line
         while True:
             while self.buf.startswith(b"\r\n"):
