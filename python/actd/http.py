@@ -35,6 +35,10 @@ NOT_REMEMBERED = frozenset(("AUTHORIZATION", "PROXY-AUTHORIZATION", "COOKIE"))
 HEADS_SEEN = {}
 HEADS_SEEN_LIMIT = 1024
 HEAD_SEEN_SIZE = 1024
+# and the header fields of a head (after its request line), likewise
+# bounded, with no fields NOT_REMEMBERED: many targets, one client's fields
+BLOCKS_SEEN = {}
+NO_FIELDS = ({}, 0)  # a head of a request line alone: no fields, no Host
 
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 TOKEN_STR = re.compile(TOKEN.pattern.decode("ascii"))
@@ -200,7 +204,7 @@ class Request:
     """One parsed request head. Header names are upper case with "-", values
     str (latin-1, as PEP 3333 has them); repeated fields are joined with ",".
     Nobody changes a Request once made (parse may hand it out again, then
-    seen is True), but env: a dict of the environ keys the request alone
+    seen is True; its headers may be another's), but env: a dict of the environ keys the request alone
     sets, kept by actd.wsgi for a request seen."""
 
     __slots__ = ("method", "target", "version", "headers", "length", "chunked",
@@ -255,19 +259,15 @@ def parse(head):
         return request
     line, crlf, fields = head.partition(b"\r\n")
     first = REQUEST_LINE.fullmatch(line)
-    if (first is None or crlf and (fields.count(b"\r\n") >= FIELD_LIMIT
-                                   or FIELDS.fullmatch(fields + crlf) is None)):
+    if first is None:
         return parse_strictly(head)  # something is wrong: find out what
+    block = BLOCKS_SEEN.get(fields) if crlf else NO_FIELDS
+    if block is None:
+        if fields.count(b"\r\n") >= FIELD_LIMIT or FIELDS.fullmatch(fields + crlf) is None:
+            return parse_strictly(head)
+        block = split_fields(fields)
+    headers, hosts = block
     method, target, minor = first.groups()
-    headers = {}
-    hosts = 0
-    if crlf:
-        for field in fields.decode("latin-1").split("\r\n"):
-            name, value = FIELDS_SEEN.get(field) or split_field(field)
-            if name in headers:
-                value = headers[name] + "," + value
-            headers[name] = value
-            hosts += name == "HOST"
     version = "HTTP/1.0" if minor == b"0" else "HTTP/1.1"
     check_host(hosts, version)
     request = Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
@@ -276,6 +276,25 @@ def parse(head):
         HEADS_SEEN[head] = request
         request.seen = True
     return request
+
+
+def split_fields(fields):
+    """Return (headers, hosts) of the header fields of a head parse found
+    good (bytes, CRLF between them): the NAME: value dict, and how many
+    named Host; remember them in BLOCKS_SEEN if short, unless they carry
+    credentials (NOT_REMEMBERED)."""
+    headers = {}
+    hosts = 0
+    for field in fields.decode("latin-1").split("\r\n"):
+        name, value = FIELDS_SEEN.get(field) or split_field(field)
+        if name in headers:
+            value = headers[name] + "," + value
+        headers[name] = value
+        hosts += name == "HOST"
+    if (len(fields) <= HEAD_SEEN_SIZE and len(BLOCKS_SEEN) < HEADS_SEEN_LIMIT
+            and NOT_REMEMBERED.isdisjoint(headers)):
+        BLOCKS_SEEN[fields] = headers, hosts
+    return headers, hosts
 
 
 def split_field(field):

@@ -169,6 +169,29 @@ class FieldsSeenTest(unittest.TestCase):
         self.assertLessEqual(len(http.HEADS_SEEN), http.HEADS_SEEN_LIMIT)
         self.assertEqual(http.parse(b"GET /2047 HTTP/1.1\r\nHost: h").target, "/2047")
 
+    def test_remembered_fields_blocks(self):
+        # the fields after a request line are remembered as a block, but
+        # with credentials; a remembered block still needs a good request
+        # line and, for HTTP/1.1, its Host
+        http.BLOCKS_SEEN.clear()
+        http.HEADS_SEEN.clear()
+        for i in range(2):
+            got = http.parse(b"GET /a?n=%d HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nX-A: 2" % i)
+            self.assertEqual((got.target, got.headers), ("/a?n=%d" % i, {"HOST": "h", "X-A": "1,2"}))
+        self.assertIn(b"Host: h\r\nX-A: 1\r\nX-A: 2", http.BLOCKS_SEEN)
+        http.parse(b"GET /a?n=1 HTTP/1.1\r\nHost: h\r\nCookie: s=secret")
+        self.assertFalse([b for b in http.BLOCKS_SEEN if b"secret" in b], "credentials remembered")
+        http.parse(b"GET /a HTTP/1.0\r\nX-B: 1")
+        cases = [
+            ("bad request line", b"GET /a  HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nX-A: 2", http.BadRequest),
+            ("bad version", b"GET /a HTTP/2.0\r\nHost: h\r\nX-A: 1\r\nX-A: 2", http.BadVersion),
+            ("no Host in 1.1", b"GET /a HTTP/1.1\r\nX-B: 1", http.BadRequest),
+            ("empty fields", b"GET /a HTTP/1.1\r\n", http.BadRequest),
+        ]
+        for name, head, err in cases:
+            with self.subTest(name):
+                self.assertRaises(err, http.parse, head)
+
 
 class ReaderTest(unittest.TestCase):
     def reader(self, data):
