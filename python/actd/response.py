@@ -32,7 +32,7 @@ CHECKED_LIMIT = 1024
 REMEMBERED_VALUE = 256
 # _send_head's heads by what makes them (status, version, HEAD or not,
 # keep-alive asked, length unknown, a body refused, the headers), built
-# once each (build_head), up to HEADS_LIMIT of them
+# once each (build_head), up to HEADS_LIMIT of them, none with Set-Cookie
 HEADS = {}
 HEADS_LIMIT = 1024
 
@@ -147,8 +147,14 @@ class Response:
         request, body = self.request, self.body
         key = (self.status, request.version, request.method == "HEAD", self.keep_alive,
                known is None, body is not None and body.error is not None, *self.headers)
+        head = HEADS.get(key)
+        if head is None:
+            try:
+                head = build_head(key)  # a bad Content-Length raises here, nothing sent: 500
+            except UnicodeEncodeError:
+                self.sent = True  # as a head that could not go out whole: the connection closes
+                raise
         self.sent = True
-        head = HEADS.get(key) or build_head(key)
         start, fields, tail, self.keep_alive, self.no_body, self.chunked, length, sends_known = head
         if sends_known:  # its length is the one known
             length = known
@@ -248,8 +254,8 @@ def build_head(key):
     tail.append("\r\n")
     head = (f"{version} {status}\r\n".encode("latin-1"), "".join(lines).encode("latin-1"),
             "".join(tail).encode("latin-1"), keep_alive, no_body, chunked, length, known)
-    if len(HEADS) < HEADS_LIMIT:
-        HEADS[key] = head
+    if len(HEADS) < HEADS_LIMIT and not any(name.upper() == "SET-COOKIE" for name, _ in key[6:]):
+        HEADS[key] = head  # but a cookie set, which outlives no response
     return head
 
 
