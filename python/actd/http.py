@@ -28,6 +28,17 @@ FIELDS_SEEN = {}
 FIELDS_SEEN_LIMIT = 1024
 FIELD_SEEN_SIZE = 256
 NOT_REMEMBERED = frozenset(("AUTHORIZATION", "PROXY-AUTHORIZATION", "COOKIE"))
+# parse remembers the Requests it made from whole heads (up to
+# HEADS_SEEN_LIMIT of at most HEAD_SEEN_SIZE bytes), but for a target
+# with a query or fields NOT_REMEMBERED: a benchmark, a health check, a
+# client polling one URL send one head again and again
+HEADS_SEEN = {}
+HEADS_SEEN_LIMIT = 1024
+HEAD_SEEN_SIZE = 1024
+# and the header fields of a head (after its request line), likewise
+# bounded, with no fields NOT_REMEMBERED: many targets, one client's fields
+BLOCKS_SEEN = {}
+NO_FIELDS = ({}, 0)  # a head of a request line alone: no fields, no Host
 
 TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 TOKEN_STR = re.compile(TOKEN.pattern.decode("ascii"))
@@ -123,6 +134,11 @@ class Reader:
         """
         if not self.buf and not self.fill():
             return None
+        buf = self.buf
+        end = buf.find(b"\r\n\r\n")
+        if 0 < end <= LINE_LIMIT and end <= limit - 4 and buf[0] != 13:  # whole, short, no CRLF first
+            self.buf = buf[end + 4:]
+            return buf[:end]
         skipped = 0  # empty lines (CRLF) before the request line
         while True:
             while self.buf.startswith(b"\r\n"):
@@ -186,10 +202,13 @@ def check_partial(buf):
 
 class Request:
     """One parsed request head. Header names are upper case with "-", values
-    str (latin-1, as PEP 3333 has them); repeated fields are joined with ","."""
+    str (latin-1, as PEP 3333 has them); repeated fields are joined with ",".
+    Nobody changes a Request once made (parse may hand it out again, then
+    seen is True; its headers may be another's), but env: a dict of the environ keys the request alone
+    sets, kept by actd.wsgi for a request seen."""
 
     __slots__ = ("method", "target", "version", "headers", "length", "chunked",
-                 "keep_alive", "expect_continue")
+                 "keep_alive", "expect_continue", "seen", "env")
 
     def __init__(self, method, target, version, headers):
         self.method, self.target, self.version, self.headers = method, target, version, headers
@@ -200,6 +219,8 @@ class Request:
         self.keep_alive = wants_keep_alive(headers, version)
         self.expect_continue = ("EXPECT" in headers and version == "HTTP/1.1" and
                                 headers["EXPECT"].lower() == "100-continue")
+        self.seen = False
+        self.env = None
 
     def has_body(self):
         return self.chunked or self.length > 0
@@ -230,26 +251,50 @@ class Request:
 def parse(head):
     """Return the Request in head (bytes, without the final CRLF CRLF).
 
-    Raises BadRequest (or a subclass) for anything malformed.
+    Raises BadRequest (or a subclass) for anything malformed. A head
+    parsed before may give the same Request (HEADS_SEEN).
     """
+    request = HEADS_SEEN.get(head)
+    if request is not None:
+        return request
     line, crlf, fields = head.partition(b"\r\n")
     first = REQUEST_LINE.fullmatch(line)
-    if (first is None or crlf and (fields.count(b"\r\n") >= FIELD_LIMIT
-                                   or FIELDS.fullmatch(fields + crlf) is None)):
+    if first is None:
         return parse_strictly(head)  # something is wrong: find out what
+    block = BLOCKS_SEEN.get(fields) if crlf else NO_FIELDS
+    if block is None:
+        if fields.count(b"\r\n") >= FIELD_LIMIT or FIELDS.fullmatch(fields + crlf) is None:
+            return parse_strictly(head)
+        block = split_fields(fields)
+    headers, hosts = block
     method, target, minor = first.groups()
-    headers = {}
-    hosts = 0
-    if crlf:
-        for field in fields.decode("latin-1").split("\r\n"):
-            name, value = FIELDS_SEEN.get(field) or split_field(field)
-            if name in headers:
-                value = headers[name] + "," + value
-            headers[name] = value
-            hosts += name == "HOST"
     version = "HTTP/1.0" if minor == b"0" else "HTTP/1.1"
     check_host(hosts, version)
-    return Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
+    request = Request(method.decode("ascii"), target.decode("latin-1"), version, headers)
+    if (len(head) <= HEAD_SEEN_SIZE and len(HEADS_SEEN) < HEADS_SEEN_LIMIT and target.find(b"?") < 0
+            and NOT_REMEMBERED.isdisjoint(headers)):
+        HEADS_SEEN[head] = request
+        request.seen = True
+    return request
+
+
+def split_fields(fields):
+    """Return (headers, hosts) of the header fields of a head parse found
+    good (bytes, CRLF between them): the NAME: value dict, and how many
+    named Host; remember them in BLOCKS_SEEN if short, unless they carry
+    credentials (NOT_REMEMBERED)."""
+    headers = {}
+    hosts = 0
+    for field in fields.decode("latin-1").split("\r\n"):
+        name, value = FIELDS_SEEN.get(field) or split_field(field)
+        if name in headers:
+            value = headers[name] + "," + value
+        headers[name] = value
+        hosts += name == "HOST"
+    if (len(fields) <= HEAD_SEEN_SIZE and len(BLOCKS_SEEN) < HEADS_SEEN_LIMIT
+            and NOT_REMEMBERED.isdisjoint(headers)):
+        BLOCKS_SEEN[fields] = headers, hosts
+    return headers, hosts
 
 
 def split_field(field):

@@ -30,6 +30,11 @@ GOOD_STATUSES = set()
 GOOD_HEADERS = set()
 CHECKED_LIMIT = 1024
 REMEMBERED_VALUE = 256
+# _send_head's heads by what makes them (status, version, HEAD or not,
+# keep-alive asked, length unknown, a body refused, the headers), built
+# once each (build_head), up to HEADS_LIMIT of them, none with Set-Cookie
+HEADS = {}
+HEADS_LIMIT = 1024
 
 
 class Response:
@@ -137,32 +142,25 @@ class Response:
 
     def _send_head(self, first, known):
         """Send the head with first, the start of the body; known is the
-        whole body's length if known so."""
-        status, version = self.status, self.request.version
-        lines = [version, " ", status, "\r\nDate: ", http_date(), "\r\n"]
-        length = None
-        for name, value in self.headers:
-            kind = NAME_KINDS.get(name) or name_kind(name)
-            if kind is not PLAIN:
-                if kind is LENGTH:
-                    length = int(value)
-                else:
-                    if kind is CONNECTION and "close" in value.lower():
-                        self.keep_alive = False
-                    continue
-            lines += (name, ": ", value, "\r\n")
-        if self.body is not None and self.body.error is not None:
-            self.keep_alive = False  # the application answered a body refused (413, 400): close
-        no_status_body = status.startswith(NO_BODY)
-        self.no_body = no_status_body or self.request.method == "HEAD"
-        if length is None and known is not None and not no_status_body:
-            length = known
-            lines += ("Content-Length: ", str(known), "\r\n")
-        self.length = length
-        self._framing(lines, version)
-        lines.append("\r\n")
+        whole body's length if known so. A head like an earlier one (its
+        status, headers and framing) is taken from HEADS, built once."""
+        request, body = self.request, self.body
+        key = (self.status, request.version, request.method == "HEAD", self.keep_alive,
+               known is None, body is not None and body.error is not None, *self.headers)
+        head = HEADS.get(key)
+        if head is None:
+            try:
+                head = build_head(key)  # a bad Content-Length raises here, nothing sent: 500
+            except UnicodeEncodeError:
+                self.sent = True  # as a head that could not go out whole: the connection closes
+                raise
         self.sent = True
-        data = "".join(lines).encode("latin-1") + self._body_bytes(first)
+        start, fields, tail, self.keep_alive, self.no_body, self.chunked, length, sends_known = head
+        if sends_known:  # its length is the one known
+            length = known
+            fields += b"Content-Length: %d\r\n" % known
+        self.length = length
+        data = b"".join((start, date_line(), fields, tail, self._body_bytes(first)))
         if self.finisher is not None and self._ends_body():
             self.conn.send_last(data, self._finish_bytes)
             return
@@ -172,18 +170,6 @@ class Response:
         """Return whether what is sent so far ends a body framed by its
         length (not a HEAD's, nor one of a status without body)."""
         return not self.no_body and self.length is not None and self.written >= self.length > 0
-
-    def _framing(self, lines, version):
-        if self.length is None and not self.no_body:
-            if version == "HTTP/1.1":
-                self.chunked = True
-                lines.append("Transfer-Encoding: chunked\r\n")
-            else:
-                self.keep_alive = False
-        if not self.keep_alive:
-            lines.append("Connection: close\r\n")
-        elif version == "HTTP/1.0":
-            lines.append("Connection: keep-alive\r\n")
 
     def _send_body(self, data):
         """Send data as part of the body; nothing once the response went
@@ -224,6 +210,53 @@ def name_kind(name):
     if len(NAME_KINDS) < NAME_KINDS_LIMIT:
         NAME_KINDS[name] = kind
     return kind
+
+
+def build_head(key):
+    """Return the Head of a response that key (as _send_head makes it)
+    describes, and keep it in HEADS if there is room. A Head is (start,
+    fields, tail, keep_alive, no_body, chunked, length, sends_known):
+    the status line, the header fields up to the framing ones, and the
+    framing fields with the empty line, as bytes; then what the
+    response's attributes become; sends_known: the length known is sent
+    as Content-Length after fields (and is the length), so the Head of
+    a known-length body serves every length."""
+    status, version, head_method, keep_alive, unknown, body_error = key[:6]
+    lines = []
+    length = None
+    for name, value in key[6:]:
+        kind = NAME_KINDS.get(name) or name_kind(name)
+        if kind is not PLAIN:
+            if kind is LENGTH:
+                length = int(value)
+            else:
+                if kind is CONNECTION and "close" in value.lower():
+                    keep_alive = False
+                continue
+        lines += (name, ": ", value, "\r\n")
+    if body_error:
+        keep_alive = False  # the application answered a body refused (413, 400): close
+    no_status_body = status.startswith(NO_BODY)
+    no_body = no_status_body or head_method
+    known = length is None and not unknown and not no_status_body
+    chunked = False
+    tail = []
+    if length is None and not known and not no_body:
+        if version == "HTTP/1.1":
+            chunked = True
+            tail.append("Transfer-Encoding: chunked\r\n")
+        else:
+            keep_alive = False
+    if not keep_alive:
+        tail.append("Connection: close\r\n")
+    elif version == "HTTP/1.0":
+        tail.append("Connection: keep-alive\r\n")
+    tail.append("\r\n")
+    head = (f"{version} {status}\r\n".encode("latin-1"), "".join(lines).encode("latin-1"),
+            "".join(tail).encode("latin-1"), keep_alive, no_body, chunked, length, known)
+    if len(HEADS) < HEADS_LIMIT and not any(name.upper() == "SET-COOKIE" for name, _ in key[6:]):
+        HEADS[key] = head  # but a cookie set, which outlives no response
+    return head
 
 
 def one_length(result):
@@ -298,14 +331,15 @@ def file_size(filelike):
     return max(0, st.st_size - pos)
 
 
-_date = [0, ""]
+_date = [0, b""]
 
 
-def http_date():
-    """Return the Date header's value, computed once a second."""
+def date_line():
+    """Return the Date header field with its CRLF, as bytes, made once a
+    second."""
     now = int(time.time())
     if _date[0] != now:
-        _date[0], _date[1] = now, formatdate(now, usegmt=True)
+        _date[0], _date[1] = now, b"Date: %s\r\n" % formatdate(now, usegmt=True).encode("ascii")
     return _date[1]
 
 

@@ -244,26 +244,24 @@ class Server:
         self.refused = (status[:3], send_error(conn, status, log))
 
     def _environ(self, request, body, client, local):
-        """Return request's environ: a copy of local's template, and the
-        request's own keys set one by one (cheaper than a dict display);
-        client is (REMOTE_ADDR, REMOTE_PORT, scheme or None)."""
-        path, query = request.split_target()
+        """Return request's environ: a copy of local's template with the
+        request's own keys (request_env; kept as request.env for a
+        request parse may give again) and the client's; client is
+        (REMOTE_ADDR, REMOTE_PORT, scheme or None)."""
         env = (self.templates.get(local) or self._template(local)).copy()
-        env["REQUEST_METHOD"] = request.method
-        env["PATH_INFO"] = path
-        env["QUERY_STRING"] = query
-        env["RAW_URI"] = request.target
-        env["SERVER_PROTOCOL"] = request.version
+        if request.env is not None:
+            env.update(request.env)
+        elif request.seen:
+            request.env = request_env(request, {})
+            env.update(request.env)
+        else:
+            request_env(request, env)
         env["REMOTE_ADDR"] = client[0]
         env["REMOTE_PORT"] = client[1]
         if client[2]:
             env["wsgi.url_scheme"] = client[2]
         if body is not None:
             env["wsgi.input"] = body  # else the template's http.EMPTY
-        for name, value in request.headers.items():
-            key = ENV_KEYS.get(name) or env_key(name)
-            if key:
-                env[key] = value
         return env
 
     def _template(self, local):
@@ -274,6 +272,24 @@ class Server:
         if len(self.templates) < TEMPLATES_LIMIT:
             self.templates[local] = template
         return template
+
+
+def request_env(request, env):
+    """Set in env (and return it) the environ keys request alone sets:
+    REQUEST_METHOD, PATH_INFO, QUERY_STRING, RAW_URI, SERVER_PROTOCOL
+    and one for each header (env_key), one by one (cheaper than a dict
+    display)."""
+    path, query = request.split_target()
+    env["REQUEST_METHOD"] = request.method
+    env["PATH_INFO"] = path
+    env["QUERY_STRING"] = query
+    env["RAW_URI"] = request.target
+    env["SERVER_PROTOCOL"] = request.version
+    for name, value in request.headers.items():
+        key = ENV_KEYS.get(name) or env_key(name)
+        if key:
+            env[key] = value
+    return env
 
 
 def env_key(name):

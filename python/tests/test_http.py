@@ -141,6 +141,57 @@ class FieldsSeenTest(unittest.TestCase):
         self.assertLessEqual(len(http.FIELDS_SEEN), http.FIELDS_SEEN_LIMIT)
         self.assertEqual(http.parse(b"GET / HTTP/1.1\r\nHost: h\r\nX-N: 2047").headers["X-N"], "2047")
 
+    def test_remembered_heads(self):
+        # a plain head parsed again gives the Request made the first time,
+        # but one with a query or credentials, and none past the bound
+        http.HEADS_SEEN.clear()  # other tests may have filled it
+        cases = [
+            ("plain", b"GET /a HTTP/1.1\r\nHost: h\r\nX-A: 1", True),
+            ("HTTP/1.0", b"HEAD /b HTTP/1.0", True),
+            ("query", b"GET /a?token=secret HTTP/1.1\r\nHost: h", False),
+            ("cookie", b"GET /a HTTP/1.1\r\nHost: h\r\nCookie: s=secret", False),
+            ("authorization", b"GET /a HTTP/1.1\r\nHost: h\r\nAuthorization: Basic c2VjcmV0", False),
+            ("strict way", b"GET /a HTTP/1.1\r\nHost: h\r\nX-A:\tb\x01", None),
+        ]
+        for name, head, kept in cases:
+            with self.subTest(name):
+                if kept is None:
+                    self.assertRaises(http.BadRequest, http.parse, head)
+                    self.assertRaises(http.BadRequest, http.parse, head)
+                    continue
+                first, second = http.parse(head), http.parse(head)
+                self.assertEqual((first is second, first.seen), (kept, kept))
+                self.assertEqual((second.method, second.target, second.version, second.headers),
+                                 (first.method, first.target, first.version, first.headers))
+        self.assertFalse([h for h in http.HEADS_SEEN if b"secret" in h], "credentials remembered")
+        for i in range(2 * http.HEADS_SEEN_LIMIT):
+            http.parse(b"GET /%d HTTP/1.1\r\nHost: h" % i)
+        self.assertLessEqual(len(http.HEADS_SEEN), http.HEADS_SEEN_LIMIT)
+        self.assertEqual(http.parse(b"GET /2047 HTTP/1.1\r\nHost: h").target, "/2047")
+
+    def test_remembered_fields_blocks(self):
+        # the fields after a request line are remembered as a block, but
+        # with credentials; a remembered block still needs a good request
+        # line and, for HTTP/1.1, its Host
+        http.BLOCKS_SEEN.clear()
+        http.HEADS_SEEN.clear()
+        for i in range(2):
+            got = http.parse(b"GET /a?n=%d HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nX-A: 2" % i)
+            self.assertEqual((got.target, got.headers), ("/a?n=%d" % i, {"HOST": "h", "X-A": "1,2"}))
+        self.assertIn(b"Host: h\r\nX-A: 1\r\nX-A: 2", http.BLOCKS_SEEN)
+        http.parse(b"GET /a?n=1 HTTP/1.1\r\nHost: h\r\nCookie: s=secret")
+        self.assertFalse([b for b in http.BLOCKS_SEEN if b"secret" in b], "credentials remembered")
+        http.parse(b"GET /a HTTP/1.0\r\nX-B: 1")
+        cases = [
+            ("bad request line", b"GET /a  HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nX-A: 2", http.BadRequest),
+            ("bad version", b"GET /a HTTP/2.0\r\nHost: h\r\nX-A: 1\r\nX-A: 2", http.BadVersion),
+            ("no Host in 1.1", b"GET /a HTTP/1.1\r\nX-B: 1", http.BadRequest),
+            ("empty fields", b"GET /a HTTP/1.1\r\n", http.BadRequest),
+        ]
+        for name, head, err in cases:
+            with self.subTest(name):
+                self.assertRaises(err, http.parse, head)
+
 
 class ReaderTest(unittest.TestCase):
     def reader(self, data):

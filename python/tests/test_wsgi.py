@@ -377,6 +377,50 @@ class ServerTest(unittest.TestCase):
                 self.assertEqual(seen.get(key), value)
         self.assertNotIn("HTTP_CONTENT_TYPE", seen)
 
+    def test_environ_of_a_head_again(self):
+        # a head that comes again (its Request and environ keys kept) gets
+        # the environ it got the first time, whatever the application did
+        # to that one; responses alike but for their length are framed each
+        seen = []
+
+        def app(environ, start_response):
+            seen.append(dict(environ))
+            environ["PATH_INFO"], environ["HTTP_X_ONE"], environ["X_ADDED"] = "/changed", "2", "x"
+            body = b"x" * len(seen)
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [body]
+
+        head = b"GET /a HTTP/1.1\r\nHost: h\r\nX-One: 1\r\n\r\n"
+        got = parse_responses(exchange(app, head * 3 + head.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")))
+        self.assertEqual([(s, h.get("content-length"), h.get("connection"), b) for s, h, b in got],
+                         [(200, "1", None, b"x"), (200, "2", None, b"xx"), (200, "3", None, b"xxx"),
+                          (200, "4", "close", b"xxxx")])
+        self.assertEqual(seen[1], seen[0])
+        self.assertEqual(seen[2], seen[0])
+        self.assertEqual((seen[0]["PATH_INFO"], seen[0]["HTTP_X_ONE"], "X_ADDED" in seen[0]), ("/a", "1", False))
+
+    def test_heads_built_once(self):
+        # a response head is kept for the next like it, but one setting a
+        # cookie; one that cannot be built is answered as before it was kept
+        def app_with(headers):
+            def app(environ, start_response):
+                start_response("200 OK", headers)
+                return [b"ok"]
+            return app
+
+        cases = [
+            ("plain", [("Content-Type", "text/plain")], 200, True),
+            ("cookie", [("Set-Cookie", "s=secret-head-test")], 200, False),
+            ("bad Content-Length", [("Content-Length", "abc")], 500, False),
+            ("not latin-1", [("X-Name", "\u0100")], None, False),
+        ]
+        for name, headers, status, kept in cases:
+            with self.subTest(name):
+                response.HEADS.clear()
+                got = parse_responses(exchange(app_with(headers), b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"))
+                self.assertEqual([s for s, _, _ in got], [status] if status else [])
+                self.assertEqual(any(headers == list(key[6:]) for key in response.HEADS), kept)
+
     def test_environ_per_request(self):
         seen = []
 
