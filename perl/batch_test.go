@@ -106,48 +106,20 @@ func startWorker(t *testing.T) *worker {
 // capabilities it announces, as receive writes it) before the I.
 func startWorkerWith(t *testing.T, hello string, env ...string) *worker {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	lf, err := l.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.SetNonblock(fds[0], true); err != nil { // for read deadlines
-		t.Fatal(err)
-	}
-	master, child := os.NewFile(uintptr(fds[0]), "master end"), os.NewFile(uintptr(fds[1]), "child end")
-	defer child.Close()
 	lib, err := filepath.Abs("lib")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("perl", needPlack(t), "-s", "Actd", "-E", "deployment", filepath.Join("t", "app.psgi"))
-	cmd.Env = append(os.Environ(), "PERL5LIB="+lib, "ACTD_ACCEPT_MODE=dispatch", "ACTD_PROTOCOL=3",
-		"LISTEN_FDS=1", "ACTD_CHANNEL_FD=4", "ACTD_SLOT=0")
+	cmd.Env = append(os.Environ(), "PERL5LIB="+lib, "ACTD_ACCEPT_MODE=dispatch", "ACTD_PROTOCOL=3")
 	cmd.Env = append(cmd.Env, env...) // the last of a name wins
-	cmd.ExtraFiles = []*os.File{lf, child}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Non-blocking, as the master leaves its listeners; after Start, which
-	// makes the files it passes blocking.
-	if err := unix.SetNonblock(int(lf.Fd()), true); err != nil {
-		t.Fatal(err)
-	}
+	addr, master := pooltest.StartChild(t, cmd)
 	t.Cleanup(func() {
 		master.Close()
 		cmd.Wait()
 	})
-	w := &worker{addr: l.Addr().String(), channel: master}
+	w := &worker{addr: addr, channel: master}
 	for _, want := range []string{hello, "I"} {
 		if got, err := w.receive(); got != want {
 			t.Fatalf("child's first messages: got %s, %v, want %s", got, err, want)

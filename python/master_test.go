@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actd/actd/internal/pooltest"
 	"github.com/actd/actd/protocol"
-
-	"golang.org/x/sys/unix"
 )
 
 // child is one `python3 -m actd.wsgi validated:app` started as actd would
@@ -37,25 +35,6 @@ type child struct {
 // failed or the child did.
 func startChild(t *testing.T, hello string, env ...string) *child {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	lf, err := l.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lf.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.SetNonblock(fds[0], true); err != nil { // for read deadlines
-		t.Fatal(err)
-	}
-	master, end := os.NewFile(uintptr(fds[0]), "master end"), os.NewFile(uintptr(fds[1]), "child end")
-	defer end.Close()
 	here, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
@@ -63,19 +42,11 @@ func startChild(t *testing.T, hello string, env ...string) *child {
 	cmd := exec.Command(python(t), "-m", "actd.wsgi", "validated:app")
 	cmd.Dir = filepath.Join(here, "testdata")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+here, "PYTHONDONTWRITEBYTECODE=1",
-		"ACTD_ACCEPT_MODE=dispatch", "ACTD_PROTOCOL=6", "LISTEN_FDS=1", "ACTD_CHANNEL_FD=4", "ACTD_SLOT=0")
+		"ACTD_ACCEPT_MODE=dispatch", "ACTD_PROTOCOL=6")
 	cmd.Env = append(cmd.Env, env...) // the last of a name wins
-	cmd.ExtraFiles = []*os.File{lf, end}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Non-blocking, as the master leaves its listeners; after Start, which
-	// makes the files it passes blocking.
-	if err := unix.SetNonblock(int(lf.Fd()), true); err != nil {
-		t.Fatal(err)
-	}
+	addr, master := pooltest.StartChild(t, cmd)
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGCONT) // should a test have stopped it
 		d := protocol.Message{Type: protocol.Drain}
@@ -85,7 +56,7 @@ func startChild(t *testing.T, hello string, env ...string) *child {
 			t.Logf("child: %v, its stderr:\n%s", err, stderr.Bytes())
 		}
 	})
-	c := &child{addr: l.Addr().String(), channel: master, cmd: cmd}
+	c := &child{addr: addr, channel: master, cmd: cmd}
 	c.expect(t, hello+" I")
 	return c
 }
