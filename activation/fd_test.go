@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/internal/fdwait"
 )
 
 // ioTimeout bounds every wait in these tests so that a broken build fails
@@ -107,9 +109,8 @@ func acceptOne(t *testing.T, fd int) {
 	if _, err := conn.Write([]byte("ping")); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	if n, err := unix.Poll(pfd, int(ioTimeout/time.Millisecond)); n != 1 || err != nil {
-		t.Fatalf("poll listener fd %d: got %d, %v; want 1, nil", fd, n, err)
+	if ok, err := fdwait.Readable(fd, ioTimeout); !ok || err != nil {
+		t.Fatalf("poll listener fd %d: got readable %v, %v; want true, nil", fd, ok, err)
 	}
 	nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
 	if err != nil {

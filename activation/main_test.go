@@ -6,9 +6,10 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/actd/actd/internal/fdwait"
 )
 
 // helperEnv switches the test binary into the socket-activated child of
@@ -76,8 +77,7 @@ func runHelper() int {
 // greetOne accepts one connection on s (waiting with poll if s is
 // non-blocking) and writes s.Name to it.
 func greetOne(s Socket) error {
-	pfd := []unix.PollFd{{Fd: int32(s.FD), Events: unix.POLLIN}}
-	if _, err := unix.Poll(pfd, int(ioTimeout/time.Millisecond)); err != nil {
+	if _, err := fdwait.Readable(s.FD, ioTimeout); err != nil {
 		return fmt.Errorf("poll %s: %w", s.Name, err)
 	}
 	nfd, _, err := unix.Accept4(s.FD, unix.SOCK_CLOEXEC)

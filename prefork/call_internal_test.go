@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/actd/actd/internal/fdwait"
 )
 
 // TestInbox: a call made from another goroutine runs when the loop runs
@@ -22,9 +23,8 @@ func TestInbox(t *testing.T) {
 	ran := make(chan error, 1)
 	x := 0
 	go func() { ran <- in.call(context.Background(), func() { x = 1 }) }()
-	fds := []unix.PollFd{{Fd: int32(wake), Events: unix.POLLIN}}
-	if n, err := unix.Poll(fds, 10_000); n != 1 || err != nil {
-		t.Fatalf("poll of the eventfd: got %d, %v, want 1, nil", n, err)
+	if ok, err := fdwait.Readable(wake, 10*time.Second); !ok || err != nil {
+		t.Fatalf("poll of the eventfd: got readable %v, %v, want true, nil", ok, err)
 	}
 	in.run()
 	if err := <-ran; err != nil || x != 1 {

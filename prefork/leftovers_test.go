@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/actd/actd/cgroup"
+	"github.com/actd/actd/internal/fdwait"
 	"github.com/actd/actd/prefork/worker"
 	"github.com/actd/actd/protocol"
 )
@@ -148,7 +149,7 @@ func TestGrandchildKilledWithChild(t *testing.T) {
 	if group := readGroup(pid); !strings.Contains(group, "/slot-") {
 		t.Fatalf("grandchild %d: got cgroup %q, want its child's slot-N leaf", pid, group)
 	}
-	if !exited(pidfd, 10*time.Second) {
+	if ok, err := fdwait.Readable(pidfd, 10*time.Second); !ok || err != nil {
 		t.Fatalf("grandchild %d still runs 10s after its child served its one connection (orphans killed: %d)",
 			pid, snapshot(t, tp).Stats.Orphans)
 	}
@@ -164,13 +165,6 @@ func TestGrandchildKilledWithChild(t *testing.T) {
 	if n := snapshot(t, tp).Stats.Orphans; n < 1 {
 		t.Errorf("Stats.Orphans: got %d, want at least 1", n)
 	}
-}
-
-// exited reports whether the process behind pidfd exits within bound.
-func exited(pidfd int, bound time.Duration) bool {
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, int(bound.Milliseconds()))
-	return err == nil && n == 1
 }
 
 // readGroup returns pid's cgroup-v2 path ("0::" of /proc/PID/cgroup).
