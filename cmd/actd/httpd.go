@@ -107,7 +107,8 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 // connection waits for the next request before it gives the connection
 // back: a client that sends its requests back to back stays with the child
 // (no round trip through the master per request), an idle one costs no
-// child. The wait is the peek of the next request itself (graceWait).
+// child. After a first request the wait is a poll, after more the peek of
+// the next request itself (graceWait).
 const keepAliveGrace = time.Millisecond
 
 // fdConn reads and writes a blocking socket fd, bounding each request's

@@ -122,10 +122,10 @@ func (c *fdConn) graced() bool { return c.exact && c.served > 0 }
 // wait is the peek alone, bounded by the socket's timeout, lowered to
 // keepAliveGrace then and left there (a connection that serves one or two
 // requests sets no other option; a later read that must wait longer polls
-// for the rest: fdConn.read). The kernel counts that timeout in ticks: 1 ms
-// is one tick and ends after 1 to 2 (4 to 8 ms at HZ=250), a longer grace
-// for a client idle after a burst. It returns the peek's count or error,
-// errIdle if nothing came within the grace.
+// for the rest: fdConn.read). The kernel counts that timeout in ticks
+// (1 ms is one, and ended after 5 to 14 ms at HZ=250): a client idle after
+// a burst holds the child that much longer, once. It returns the peek's
+// count or error, errIdle if nothing came within the grace.
 func (c *fdConn) graceWait(p []byte) (int, error) {
 	if c.served == 1 {
 		if !readableBy(c.fd, time.Now().Add(keepAliveGrace)) {
