@@ -38,8 +38,9 @@ var errDeadline = errors.New("request deadline passed")
 // --proxy-protocol-from: httpd_client.go) after waiting delay,
 // keeping the connection open as HTTP/1.1 allows. A connection handed over
 // under an accept filter (parkable) goes back to the master between two
-// requests, unless the next one comes within keepAliveGrace (givesBack)
-// whole; it never reads past the request it serves (httpd_exact.go).
+// requests, unless the next one comes whole within keepAliveGrace (the
+// peek that waits for it: graceWait); it never reads past the request it
+// serves (httpd_exact.go).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
 // 408, each followed by a close; a body over --max-request-body gets 413
@@ -98,9 +99,6 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			if err != nil || finished || !again {
 				return false
 			}
-			if parkable && r.Buffered() == 0 && conn.givesBack() {
-				return true
-			}
 		}
 	}
 }
@@ -109,73 +107,65 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 // connection waits for the next request before it gives the connection
 // back: a client that sends its requests back to back stays with the child
 // (no round trip through the master per request), an idle one costs no
-// child.
+// child. After a first request the wait is a poll, after more the peek of
+// the next request itself (graceWait).
 const keepAliveGrace = time.Millisecond
-
-// givesBack reports whether the connection is to go back to the master:
-// nothing of a next request arrives within keepAliveGrace.
-func (c *fdConn) givesBack() bool {
-	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, int(keepAliveGrace/time.Millisecond))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		return err == nil && n == 0
-	}
-}
 
 // fdConn reads and writes a blocking socket fd, bounding each request's
 // reads by requestDeadline, and on a connection that may go back to the
 // master (exact) each request's reads by its span (httpd_exact.go).
 type fdConn struct {
-	fd     int
-	since  time.Time // the child began waiting for this request
-	reads  int       // Read calls for this request
-	got    int       // bytes read for this request
-	short  bool      // SO_RCVTIMEO is below keepAliveIdle
-	exact  bool      // read no byte past the requests a peek shows whole
-	served int       // requests read whole on this connection
-	left   int       // bytes the span still allows, or unbounded
+	fd      int
+	since   time.Time     // the child began waiting for this request
+	reads   int           // Read calls for this request
+	got     int           // bytes read for this request
+	timeout time.Duration // the socket's SO_RCVTIMEO, as last set
+	exact   bool          // read no byte past the requests a peek shows whole
+	served  int           // requests read whole on this connection
+	left    int           // bytes the span still allows, or unbounded
 }
 
 // open takes a new connection: one SO_RCVTIMEO of keepAliveIdle, the only
 // socket option on the fast path. exact: it may go back to the master.
 func (c *fdConn) open(fd int, exact bool) {
-	c.fd, c.short, c.exact, c.served, c.left = fd, false, exact, 0, unbounded
+	c.fd, c.exact, c.served, c.left = fd, exact, 0, unbounded
 	c.setTimeout(keepAliveIdle)
 }
 
 // begin starts the clock of one request. The timeout is restored only if a
-// slow request before lowered it.
+// slow request before lowered it, and not on a connection whose next
+// requests are waited for at keepAliveGrace (graced).
 func (c *fdConn) begin() {
 	c.since, c.reads, c.got = time.Now(), 0, 0
-	if c.short {
+	if c.timeout < keepAliveIdle && !c.graced() {
 		c.setTimeout(keepAliveIdle)
-		c.short = false
 	}
 }
 
+// setTimeout sets the socket's SO_RCVTIMEO to d, the longest a blocking
+// read or peek waits for bytes before it fails with EAGAIN.
 func (c *fdConn) setTimeout(d time.Duration) {
 	tv := unix.NsecToTimeval(d.Nanoseconds())
 	unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	c.timeout = d
 }
 
-// Read reads from the socket; the peer's close is io.EOF, a SO_RCVTIMEO
-// timeout EAGAIN, a read after requestDeadline errDeadline, and on an
-// exact connection a next request not whole errNotWhole. The first read
-// of a request costs no clock or socket option: only a request that needs
-// more reads is checked, and once less than keepAliveIdle is left, the
+// Read reads from the socket; the peer's close is io.EOF, a wait for bytes
+// longer than keepAliveIdle EAGAIN, a read after requestDeadline
+// errDeadline, and on an exact connection a next request not whole
+// errNotWhole, none of it within keepAliveGrace errIdle. The first read of
+// a request costs no clock or socket option: only a request that needs
+// more reads is checked, and once less than the timeout is left, the
 // timeout is lowered to what is left.
 func (c *fdConn) Read(p []byte) (int, error) {
+	wait := keepAliveIdle
 	if c.reads > 0 {
 		left := requestDeadline - time.Since(c.since)
 		if left <= 0 {
 			return 0, errDeadline
 		}
-		if left < keepAliveIdle {
-			c.setTimeout(left)
-			c.short = true
+		if wait = min(left, keepAliveIdle); wait < c.timeout {
+			c.setTimeout(wait)
 		}
 	}
 	if c.exact && c.reads == 0 {
@@ -187,21 +177,57 @@ func (c *fdConn) Read(p []byte) (int, error) {
 		p = c.limit(p)
 	}
 	c.reads++
+	n, err := c.read(p, wait)
+	c.got += n
+	if c.left > 0 {
+		c.left -= n
+	}
+	return n, err
+}
+
+// read reads into p, waiting up to wait for bytes: when the socket's
+// timeout is shorter (keepAliveGrace, graced), a read that it ends waits
+// with ppoll for the rest of wait, then reads again. It returns the bytes
+// read, or 0 and io.EOF for the peer's close, EAGAIN once wait passed, or
+// the read's error.
+func (c *fdConn) read(p []byte, wait time.Duration) (int, error) {
+	var end time.Time
 	for {
 		n, err := unix.Read(c.fd, p)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
+		case errors.Is(err, unix.EAGAIN) && wait > c.timeout:
+			if end.IsZero() {
+				end = time.Now().Add(wait - c.timeout)
+			}
+			if readableBy(c.fd, end) {
+				continue
+			}
+			return 0, err
 		case err != nil:
 			return 0, err
 		case n == 0:
 			return 0, io.EOF
 		}
-		c.got += n
-		if c.left > 0 {
-			c.left -= n
-		}
 		return n, nil
+	}
+}
+
+// readableBy reports whether fd is readable (bytes, the peer's close or an
+// error to read) before end, polling again after EINTR.
+func readableBy(fd int, end time.Time) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return false
+		}
+		ts := unix.NsecToTimespec(left.Nanoseconds())
+		n, err := unix.Ppoll(fds, &ts, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err == nil && n > 0
+		}
 	}
 }
 
@@ -231,7 +257,6 @@ func (c *fdConn) reject(status int) {
 	}
 	unix.Shutdown(c.fd, unix.SHUT_WR)
 	c.setTimeout(lingerFor)
-	c.short = true
 	buf := make([]byte, 4096)
 	for n, end := 0, time.Now().Add(lingerFor); n < lingerBytes && time.Now().Before(end); {
 		k, err := unix.Read(c.fd, buf)

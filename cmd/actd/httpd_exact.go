@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -22,11 +23,19 @@ import (
 // rule, acceptfilter.Whole) is not read at all: the connection goes back
 // to the master (errNotWhole), which holds it until it is. The cost is one
 // recv(MSG_PEEK) per request, but for the first request of a connection
-// the library screened: its peek serves (worker.Peeked).
+// the library screened: its peek serves (worker.Peeked). For a next
+// request that peek is also the keep-alive grace (graceWait): it blocks
+// for at most keepAliveGrace, and finding nothing within it gives the
+// connection back (errIdle), so a request of a client that sends them back
+// to back costs the peek, the read and the write.
 
 // errNotWhole is the first read of a next request on a connection that may
 // go back to the master, when that request is not whole yet.
 var errNotWhole = errors.New("next request not whole")
+
+// errIdle is the first read of a next request on a connection that may go
+// back to the master, when nothing of it came within keepAliveGrace.
+var errIdle = errors.New("no next request within the grace")
 
 // unbounded is a span whose end a peek cannot tell: reads are not limited.
 const unbounded = -1
@@ -72,8 +81,9 @@ func wholeSpan(peek []byte) int {
 
 // first is the first read of a request on an exact connection: it peeks
 // into p, gives up with errNotWhole for a next request not whole, and
-// else sets the span the request may read. It returns the peek's error,
-// io.EOF as a zero count.
+// else sets the span the request may read. It returns the peek's error
+// (errIdle: nothing of a next request within the grace), io.EOF as a zero
+// count.
 func (c *fdConn) first(p []byte) error {
 	n, err := c.peek(p)
 	if err != nil || n == 0 {
@@ -90,14 +100,47 @@ func (c *fdConn) first(p []byte) error {
 
 // peek peeks into p: for a connection's first request the library's own
 // peek when it screened the connection (worker.Peeked: the same bytes,
-// no system call), else recv(MSG_PEEK).
+// no system call), else recv(MSG_PEEK); for a next request graceWait.
 func (c *fdConn) peek(p []byte) (int, error) {
-	if c.served == 0 {
-		if b := worker.Peeked(c.fd); len(b) > 0 {
-			return copy(p, b), nil
-		}
+	if c.served > 0 {
+		return c.graceWait(p)
+	}
+	if b := worker.Peeked(c.fd); len(b) > 0 {
+		return copy(p, b), nil
 	}
 	return peekWait(c.fd, p)
+}
+
+// graced reports whether the connection's next requests are waited for at
+// keepAliveGrace: it may go back to the master, and served a request.
+func (c *fdConn) graced() bool { return c.exact && c.served > 0 }
+
+// graceWait peeks into p for a next request, waiting at most
+// keepAliveGrace. The first wait of a connection polls first (ppoll, to
+// the microsecond), so that a client idle after one request goes back
+// after the grace; once the client has sent a next request within it, each
+// wait is the peek alone, bounded by the socket's timeout, lowered to
+// keepAliveGrace then and left there (a connection that serves one or two
+// requests sets no other option; a later read that must wait longer polls
+// for the rest: fdConn.read). The kernel counts that timeout in ticks
+// (1 ms is one, and ended after 5 to 14 ms at HZ=250): a client idle after
+// a burst holds the child that much longer, once. It returns the peek's
+// count or error, errIdle if nothing came within the grace.
+func (c *fdConn) graceWait(p []byte) (int, error) {
+	if c.served == 1 {
+		if !readableBy(c.fd, time.Now().Add(keepAliveGrace)) {
+			return 0, errIdle
+		}
+		return peekWait(c.fd, p)
+	}
+	if c.timeout != keepAliveGrace {
+		c.setTimeout(keepAliveGrace)
+	}
+	n, err := peekWait(c.fd, p)
+	if errors.Is(err, unix.EAGAIN) {
+		return 0, errIdle
+	}
+	return n, err
 }
 
 // limit returns p cut to what the current span still allows.

@@ -41,7 +41,8 @@ const giveBack = -2
 //   - a request not complete within requestDeadline, or a wait for bytes
 //     longer than keepAliveIdle: 408; the client's close: closeQuietly
 //   - on a connection that may go back to the master, a next request not
-//     whole yet: giveBack, with no byte of it read
+//     whole yet, or none of it within keepAliveGrace: giveBack, with no
+//     byte of it read
 //
 // It calls seen, if set, with a valid request line (without its end of
 // line; the slice is good only during the call). It returns whether the
@@ -211,7 +212,7 @@ func hasBadByte(line []byte) bool {
 // readStatus is the status for a failed read: tooLong for a line longer
 // than the buffer, 408 for a request past its deadline or a SO_RCVTIMEO
 // timeout (the handler makes the latter quiet if no byte had come), 400
-// for a control byte or a bare CR, giveBack for errNotWhole,
+// for a control byte or a bare CR, giveBack for errNotWhole and errIdle,
 // closeQuietly for the client's close or a failed socket.
 func readStatus(err error, tooLong int) int {
 	switch {
@@ -221,7 +222,7 @@ func readStatus(err error, tooLong int) int {
 		return 400
 	case errors.Is(err, errDeadline), errors.Is(err, unix.EAGAIN):
 		return 408
-	case errors.Is(err, errNotWhole):
+	case errors.Is(err, errNotWhole), errors.Is(err, errIdle):
 		return giveBack
 	}
 	return closeQuietly

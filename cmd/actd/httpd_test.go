@@ -18,6 +18,26 @@ import (
 // handler has returned and closed its end.
 func serveOne(t *testing.T) (net.Conn, <-chan struct{}) {
 	t.Helper()
+	c, fd := acceptOne(t)
+	done := make(chan struct{})
+	h := httpHandler(0, "")
+	go func() {
+		h(fd, false)
+		unix.Close(fd)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		c.Close()
+		<-done
+	})
+	return c, done
+}
+
+// acceptOne returns both ends of a TCP connection on 127.0.0.1: the
+// client's, and the server's as a blocking fd, as accept4 gives a child.
+// The caller closes them.
+func acceptOne(t *testing.T) (net.Conn, int) {
+	t.Helper()
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -39,20 +59,10 @@ func serveOne(t *testing.T) (net.Conn, <-chan struct{}) {
 	}
 	fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
 	if err != nil {
+		c.Close()
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	h := httpHandler(0, "")
-	go func() {
-		h(fd, false)
-		unix.Close(fd)
-		close(done)
-	}()
-	t.Cleanup(func() {
-		c.Close()
-		<-done
-	})
-	return c, done
+	return c, fd
 }
 
 // answers reads status lines from c until it closes, and returns them.
