@@ -16,8 +16,10 @@ import (
 // the settings ask is abandoned, and the pool keeps running on the old
 // generation: a zygote without fork under Preload (the Go worker cannot
 // fork), children without handoff under a filter, children that never
-// start. The reload's channel closes, the snapshot says why, the old
-// children answer, and a later reload starts a generation of its own.
+// start, a zygote that never says hello (its queued forks, released as it
+// is retired, once re-abandoned the generation and stopped the pool). The
+// reload's channel closes, the snapshot says why, the old children answer,
+// and a later reload starts a generation of its own.
 func TestReloadIntoIncapableWorker(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -31,6 +33,7 @@ func TestReloadIntoIncapableWorker(t *testing.T) {
 		{"preload without fork", acceptfilter.None, "echo", "echo", true, "preload", "without the fork capability"},
 		{"filter without handoff", acceptfilter.HTTP, "keephttp", "nohandoff", false, "accept-filter", "does not take handed-off connections"},
 		{"no child starts", acceptfilter.None, "echo", "crash", false, "", "no child of generation 2 said hello within start-timeout 500ms; worker failing"},
+		{"zygote never starts", acceptfilter.None, "echo", "nohello", true, "", "no child of generation 2 said hello within start-timeout 500ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := fastConfig(protocol.Dispatch)
