@@ -27,13 +27,18 @@ func TestReloadIntoIncapableWorker(t *testing.T) {
 		worker  string // the old generation's
 		into    string // the new generation's
 		preload bool
-		key     string // Abandoned.Key
-		reason  string
+		// startTimeout is the new generation's: fastConfig's 5 s where a
+		// hello must come, which a loaded machine's slow exec does not
+		// miss; shorter where none comes (the thing tested), but 2 s
+		// where a crash must come first (the reason says "worker failing").
+		startTimeout time.Duration
+		key          string // Abandoned.Key
+		reason       string
 	}{
-		{"preload without fork", acceptfilter.None, "echo", "echo", true, "preload", "without the fork capability"},
-		{"filter without handoff", acceptfilter.HTTP, "keephttp", "nohandoff", false, "accept-filter", "does not take handed-off connections"},
-		{"no child starts", acceptfilter.None, "echo", "crash", false, "", "no child of generation 2 said hello within start-timeout 500ms; worker failing"},
-		{"zygote never starts", acceptfilter.None, "echo", "nohello", true, "", "no child of generation 2 said hello within start-timeout 500ms"},
+		{"preload without fork", acceptfilter.None, "echo", "echo", true, 5 * time.Second, "preload", "without the fork capability"},
+		{"filter without handoff", acceptfilter.HTTP, "keephttp", "nohandoff", false, 5 * time.Second, "accept-filter", "does not take handed-off connections"},
+		{"no child starts", acceptfilter.None, "echo", "crash", false, 2 * time.Second, "", "no child of generation 2 said hello within start-timeout 2s; worker failing"},
+		{"zygote never starts", acceptfilter.None, "echo", "nohello", true, 500 * time.Millisecond, "", "no child of generation 2 said hello within start-timeout 500ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := fastConfig(protocol.Dispatch)
@@ -41,7 +46,7 @@ func TestReloadIntoIncapableWorker(t *testing.T) {
 			p := startPool(t, cfg, tc.worker)
 			old := snapshot(t, p).Slots
 			into := cfg
-			into.Preload, into.StartTimeout = tc.preload, 500*time.Millisecond
+			into.Preload, into.StartTimeout = tc.preload, tc.startTimeout
 			into.Program = workerProgram(p.program, tc.into)
 			gen, ready, err := p.Reload(into)
 			if err != nil || gen != 2 {
