@@ -46,7 +46,10 @@ func FreePort(t testing.TB) int {
 		return anyPort(t)
 	}
 	dir := filepath.Join(os.TempDir(), "actd-test-ports")
-	if err := os.MkdirAll(dir, 0o1777); err != nil {
+	if err := os.MkdirAll(dir, os.ModeSticky|0o777); err == nil {
+		os.Chmod(dir, os.ModeSticky|0o777) // shared by every user's tests, whatever the umask
+	}
+	if unix.Access(dir, unix.W_OK) != nil {
 		return anyPort(t)
 	}
 	first := rand.IntN(portSpan)
@@ -68,7 +71,7 @@ func FreePort(t testing.TB) int {
 // until it is closed, or an error if another process holds the lock or
 // the port is in use.
 func reserve(dir string, port int) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_RDONLY|os.O_CREATE, 0o444)
 	if err != nil {
 		return nil, err
 	}
