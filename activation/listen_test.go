@@ -28,7 +28,9 @@ func TestListen(t *testing.T) {
 		{name: "tcp4", addr: func(*testing.T) string { return "127.0.0.1:0" }},
 		{name: "tcp6", addr: func(*testing.T) string { return "[::1]:0" }, needV6: true},
 		{name: "unix", addr: func(t *testing.T) string { return "unix:" + filepath.Join(t.TempDir(), "web.sock") }},
-		{name: "abstract", addr: func(t *testing.T) string { return "unix:@actd-test-" + filepath.Base(t.TempDir()) }},
+		// An abstract name is the network namespace's: the whole TempDir
+		// path is unique among tests running anywhere, its base ("001") is not.
+		{name: "abstract", addr: func(t *testing.T) string { return "unix:@actd-test" + t.TempDir() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,7 +42,7 @@ func TestListenMode(t *testing.T) {
 			}
 		})
 	}
-	socks, err := ListenMode([]string{"unix:@actd-mode-test-" + filepath.Base(dir)}, 0o660)
+	socks, err := ListenMode([]string{"unix:@actd-mode-test" + dir}, 0o660) // dir: a name no other test run has
 	if err != nil {
 		t.Errorf("abstract socket with a mode: %v, want it opened", err)
 	}

@@ -20,7 +20,7 @@ func TestFDStore(t *testing.T) {
 			if addr == "path" {
 				addr = filepath.Join(t.TempDir(), "notify.sock")
 			} else {
-				addr = "@actd-test-fdstore-" + filepath.Base(t.TempDir())
+				addr = "@actd-test-fdstore" + t.TempDir() // the whole path: a name no other test run has
 			}
 			sd := listenNotify(t, addr)
 			s, err := OpenFDStore()

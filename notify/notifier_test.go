@@ -70,7 +70,7 @@ func monotonicUsec(t *testing.T) int64 {
 }
 
 func TestNotifierAbstractSocket(t *testing.T) {
-	sd := listenNotify(t, "@actd-notify-test-"+filepath.Base(t.TempDir()))
+	sd := listenNotify(t, "@actd-notify-test"+t.TempDir()) // the whole path: a name no other test run has
 	if err := (&Notifier{}).Ready(); err != nil {
 		t.Fatalf("got error %v, want nil", err)
 	}

@@ -69,6 +69,11 @@ func (p *Pool) abandon(err error) {
 		a.Key = fe.Field
 	}
 	p.gens.abandoned, p.gens.prev = a, nil
+	// Closed first: retiring gen's zygote and children below frees their
+	// slots, and each free checks the readiness again (reap.go), which
+	// would abandon gen a second time, with no generation left to serve
+	// on (fail), if it were still open.
+	p.gens.ready.close(p)
 	p.log.Error("reload: the new generation cannot serve, the old one serves on", "event", "reload",
 		"generation", gen, "serving", prev.gen, "err", err)
 	replace := p.scaler.replace // forget counts the forks it releases: not to be replaced
@@ -78,7 +83,6 @@ func (p *Pool) abandon(err error) {
 	p.spec.tls.close()
 	closeLog(p.spec.program.logFile, prev.spec.program.logFile) // accesslog.go
 	p.gens.cur, p.cfg, p.spec, p.backoff = prev.gen, prev.cfg, prev.spec, prev.backoff
-	p.gens.ready.close(p)
 	p.pace.wake(p.now, p.cfg.tickPeriod())
 	p.changedState()
 }

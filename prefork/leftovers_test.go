@@ -22,7 +22,10 @@ import (
 )
 
 // spawner answers each line as echo does, but first starts a grandchild in
-// the background for these, and answers its PID ("gpid=N"):
+// the background for these, and answers its PID ("gpid=N"); it then
+// keeps the connection until the client sends one more line (or closes),
+// so that what the master does at the connection's end (a recycled child's
+// leftovers killed) waits for the test to have looked at the grandchild:
 //
 //	spawn           sleep 60, run as any program is run (os/exec): it gets
 //	                only the fds not marked close-on-exec
@@ -33,7 +36,8 @@ import (
 func spawner() worker.Handler {
 	id := "slot=" + os.Getenv(protocol.EnvSlot) + " pid=" + strconv.Itoa(os.Getpid())
 	return func(c net.Conn) {
-		line, err := bufio.NewReader(c).ReadString('\n')
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
 		if err != nil {
 			return
 		}
@@ -54,6 +58,9 @@ func spawner() worker.Handler {
 			line = fmt.Sprintf("gpid=%d\n", cmd.Process.Pid)
 		}
 		fmt.Fprintf(c, "%s %s", id, line)
+		if cmd != nil {
+			r.ReadString('\n') // the test's go-ahead (spawnGrandchild)
+		}
 	}
 }
 
@@ -75,17 +82,32 @@ func blackhole() int {
 // blackholed are the connections blackhole took.
 var blackholed []net.Conn
 
-// spawnGrandchild asks the pool's child to start a grandchild (spawner)
-// and returns its PID, killed at the end of the test.
-func spawnGrandchild(t *testing.T, addr, how string) int {
+// spawnGrandchild asks the pool's child to start a grandchild (spawner),
+// runs look on its PID while the child still holds that connection, then
+// lets the child finish it, and returns the PID; the grandchild is killed
+// at the end of the test. Until look returns nothing the master does at
+// the connection's end has happened: a recycled child's grandchild, killed
+// then, may otherwise be dead and reaped (by PID 1) within milliseconds
+// of the answer, before a test that was slow to run opens its pidfd or
+// reads its cgroup.
+func spawnGrandchild(t *testing.T, addr, how string, look func(pid int)) int {
 	t.Helper()
-	ans, err := request(addr, how)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("%s: %v", how, err)
+	}
+	defer c.Close()
+	ans, err := exchange(c, how)
 	_, after, ok := strings.Cut(ans, "gpid=")
 	pid, convErr := strconv.Atoi(after)
 	if err != nil || !ok || convErr != nil {
 		t.Fatalf("%s: got %q, %v, want gpid=N", how, ans, err)
 	}
 	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
+	look(pid)
+	if _, err := fmt.Fprintln(c, "done"); err != nil {
+		t.Fatalf("%s: go-ahead to the child: %v", how, err)
+	}
 	return pid
 }
 
@@ -99,16 +121,17 @@ func TestGrandchildGetsNoListener(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren, cfg.MinChildren, cfg.MaxChildren = 1, 1, 1
 			tp := startPool(t, cfg, "spawner")
-			pid := spawnGrandchild(t, tp.addr, "spawn")
-			fds := fdTargets(t, pid)
-			if len(fds) == 0 {
-				t.Fatalf("grandchild %d: no fds read", pid)
-			}
-			for fd, target := range fds {
-				if strings.HasPrefix(target, "socket:") {
-					t.Errorf("grandchild %d fd %s: got %s, want no socket of the pool (fds: %v)", pid, fd, target, fds)
+			spawnGrandchild(t, tp.addr, "spawn", func(pid int) {
+				fds := fdTargets(t, pid)
+				if len(fds) == 0 {
+					t.Fatalf("grandchild %d: no fds read", pid)
 				}
-			}
+				for fd, target := range fds {
+					if strings.HasPrefix(target, "socket:") {
+						t.Errorf("grandchild %d fd %s: got %s, want no socket of the pool (fds: %v)", pid, fd, target, fds)
+					}
+				}
+			})
 		})
 	}
 }
@@ -140,15 +163,17 @@ func TestGrandchildKilledWithChild(t *testing.T) {
 	cfg.StartChildren, cfg.MinChildren, cfg.MaxChildren = 1, 1, 2
 	cfg.MaxConnPerChild = 1
 	tp := startPool(t, cfg, "spawner")
-	pid := spawnGrandchild(t, tp.addr, "spawn-listener")
-	pidfd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		t.Fatalf("grandchild %d: %v", pid, err)
-	}
-	defer unix.Close(pidfd)
-	if group := readGroup(pid); !strings.Contains(group, "/slot-") {
-		t.Fatalf("grandchild %d: got cgroup %q, want its child's slot-N leaf", pid, group)
-	}
+	pidfd := -1
+	pid := spawnGrandchild(t, tp.addr, "spawn-listener", func(pid int) {
+		var err error
+		if pidfd, err = unix.PidfdOpen(pid, 0); err != nil {
+			t.Fatalf("grandchild %d: %v", pid, err)
+		}
+		t.Cleanup(func() { unix.Close(pidfd) })
+		if group := readGroup(pid); !strings.Contains(group, "/slot-") {
+			t.Fatalf("grandchild %d: got cgroup %q, want its child's slot-N leaf", pid, group)
+		}
+	})
 	if ok, err := fdwait.Readable(pidfd, 10*time.Second); !ok || err != nil {
 		t.Fatalf("grandchild %d still runs 10s after its child served its one connection (orphans killed: %d)",
 			pid, snapshot(t, tp).Stats.Orphans)

@@ -72,8 +72,7 @@ func TestTLSNeedsCapability(t *testing.T) {
 	})
 	t.Run("reload", func(t *testing.T) {
 		p := startPool(t, cfg, "echo")
-		into := cfg
-		into.StartTimeout = 500 * time.Millisecond
+		into := cfg // fastConfig's start-timeout: echo5 says hello, late on a loaded machine
 		into.Program = workerProgram(p.program, "echo5")
 		_, ready, err := p.Reload(into)
 		if err != nil {

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/actd/actd/internal/pooltest"
 )
 
 // Limits of every client loop: a loop never sends more than maxRequests per
@@ -181,13 +183,10 @@ func waitAnswered(t *testing.T, l *Load, count int, timeout time.Duration) {
 	}
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// freePort returns a TCP port on 127.0.0.1 kept free for t until a box's
+// socket unit binds it (pooltest.FreePort): a port from bind to port 0,
+// closed, could meanwhile be another test process's listener.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return pooltest.FreePort(t)
 }
