@@ -82,16 +82,16 @@ func (r issue24Report) markdown() string {
 // issue24ProxyNotes explains the PROXY table and how its target is judged.
 const issue24ProxyNotes = "Median (min–max) of the rounds; with / without: ratio of the medians. " +
 	"Server µs/request: the CPU time (user and system) of the server's whole process tree, master and children, during a run, over the requests answered in it; " +
-	"read from /proc/PID/stat before and after the run (children that exited are counted once reaped, through their parent's cutime and cstime; each process's time is in 10 ms ticks, " +
-	"about 1% of a run's CPU). Pairs: the range of with / without over the rounds, whose two runs came back to back. " +
+	"read from /proc/PID/stat before and after the run (children that exited are counted once reaped, through their parent's cutime and cstime; each process's time " +
+	"is rounded down to 10 ms ticks). Pairs: the range of with / without over the rounds, whose two runs came back to back. " +
 	"The target below is judged by server CPU per request (CPU cost: with / without − 1), not by requests/s: the PROXY protocol's cost is CPU, and on this shared machine one server's requests/s swing by ±20% between rounds. " +
 	"Master µs: CPU time of actd's master per connection, median; under the default pool's filter the master reads the header of a connection it holds, while a child that accepts a connection itself reads it there.\n\n"
 
 // proxyTable is a row per worker kind: without and with a v1 header,
 // requests/s and server CPU per request.
 func (r issue24Report) proxyTable() mdTable {
-	t := mdTable{head: []string{"worker", "requests/s without", "requests/s with a v1 header", "with / without",
-		"server µs/request without", "server µs/request with", "with / without", "CPU cost", "master µs without / with"}}
+	t := mdTable{head: []string{"worker", "requests/s without", "requests/s with a v1 header", "requests/s with / without",
+		"server µs/request without", "server µs/request with", "µs/request with / without", "CPU cost", "master µs without / with"}}
 	for i, plain := range issue24Plain {
 		proxy := issue24Proxy[i]
 		without, with := r.median(plain, "close-8", clientRun.rate), r.median(proxy, "close-8", clientRun.rate)
