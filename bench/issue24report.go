@@ -83,7 +83,7 @@ func (r issue24Report) markdown() string {
 const issue24ProxyNotes = "Median (min–max) of the rounds; with / without: ratio of the medians. " +
 	"Server µs/request: the CPU time (user and system) of the server's whole process tree, master and children, during a run, over the requests answered in it; " +
 	"read from /proc/PID/stat before and after the run (children that exited are counted once reaped, through their parent's cutime and cstime; each process's time " +
-	"is rounded down to 10 ms ticks). Pairs: the range of with / without over the rounds, whose two runs came back to back. " +
+	"is rounded down to 10 ms ticks). Pairs: the range of with / without over the rounds, whose two runs came back to back: contention moves CPU per request too, and this range shows how much. " +
 	"The target below is judged by server CPU per request (CPU cost: with / without − 1), not by requests/s: the PROXY protocol's cost is CPU, and on this shared machine one server's requests/s swing by ±20% between rounds. " +
 	"Master µs: CPU time of actd's master per connection, median; under the default pool's filter the master reads the header of a connection it holds, while a child that accepts a connection itself reads it there.\n\n"
 
