@@ -10,11 +10,13 @@ import (
 // by ±20% between rounds, far more than the 5% the target allows, mostly
 // with the share of the CPUs the server gets. The CPU time the server
 // spends per request does not count time spent waiting for a CPU, so
-// issue 24's target is judged by it (treecpu.go): the ratio of the
-// medians with and without a header, beside the requests/s. Contention
-// still moves it (in a first run, the rounds with the fewest requests/s
-// spent the most CPU per request, for Go and Python alike): the range of
-// the paired rounds' ratios shows by how much.
+// issue 24's target is judged by it (issue24cpu.go: each server's own
+// cgroup, in ns or µs): the ratio of the medians with and without a
+// header, beside the requests/s. Contention still moves it (in a first
+// run, the rounds with the fewest requests/s spent the most CPU per
+// request, for Go and Python alike), so it is read with both pools of a
+// pair loaded at once (issue24together.go), and the range of the paired
+// rounds' ratios shows by how much it still moves.
 
 // perRequest returns cpu over requests in microseconds, and false if
 // there is no CPU figure (known is false) or no request.
@@ -34,7 +36,7 @@ type proxyCost struct {
 
 // newProxyCost collects the server CPU per request of the runs of the
 // pool without (plain) and with a PROXY header (proxy), and pairs the
-// runs measured in the same round, back to back.
+// runs measured in the same round.
 func newProxyCost(plain, proxy []issue24Run) proxyCost {
 	var c proxyCost
 	byRound := map[int]float64{}

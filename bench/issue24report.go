@@ -28,6 +28,7 @@ type issue24Report struct {
 	timing   issue24Timing
 	facts    []fact
 	uwsgiTLS string // whether Debian's uWSGI has HTTPS
+	cpuFrom  string // where the servers' CPU time was read (issue24CPUFrom)
 	elapsed  time.Duration
 	load     [2]string // /proc/loadavg at the start and at the end: the machine is shared
 }
@@ -69,7 +70,7 @@ func (r issue24Report) markdown() string {
 	servers.write(&b)
 	b.WriteString("#### PROXY protocol, close-8\n\n")
 	r.proxyTable().write(&b)
-	b.WriteString(issue24ProxyNotes)
+	b.WriteString(r.proxyNotes())
 	b.WriteString("#### TLS\n\n")
 	r.tlsTable().write(&b)
 	b.WriteString("Median (min–max) of the rounds; ratios of the medians. The plain rows are the same pools without TLS, for the cost of TLS itself (at close-8, the runs of the PROXY pairs).\n\n")
@@ -79,19 +80,22 @@ func (r issue24Report) markdown() string {
 	return b.String()
 }
 
-// issue24ProxyNotes explains the PROXY table and how its target is judged.
-const issue24ProxyNotes = "Median (min–max) of the rounds; with / without: ratio of the medians. " +
-	"Server µs/request: the CPU time (user and system) of the server's whole process tree, master and children, during a run, over the requests answered in it; " +
-	"read from /proc/PID/stat before and after the run (children that exited are counted once reaped, through their parent's cutime and cstime; each process's time " +
-	"is rounded down to 10 ms ticks). Pairs: the range of with / without over the rounds, whose two runs came back to back: contention moves CPU per request too, and this range shows how much. " +
-	"The target below is judged by server CPU per request (CPU cost: with / without − 1), not by requests/s: the PROXY protocol's cost is CPU, and on this shared machine one server's requests/s swing by ±20% between rounds. " +
-	"Master µs: CPU time of actd's master per connection, median; under the default pool's filter the master reads the header of a connection it holds, while a child that accepts a connection itself reads it there.\n\n"
+// proxyNotes explains the PROXY table and how its target is judged.
+func (r issue24Report) proxyNotes() string {
+	return "Median (min–max) of the rounds; with / without: ratio of the medians. " +
+		"Requests/s: each pool loaded alone (the runs back to back). " +
+		"Server µs/request: each pair's two pools loaded at once, in the same time window, by a client each; the CPU time (user and system) of the whole server, master and children, during that run, over the requests it answered; " +
+		"read before and after the run from " + r.cpuFrom + ". " +
+		"Pairs: the range of with / without over the rounds: contention moves CPU per request too, and this range shows how much. " +
+		"The target below is judged by server CPU per request (CPU cost: with / without − 1), not by requests/s: the PROXY protocol's cost is CPU, and on this shared machine one server's requests/s swing by ±20% between rounds. " +
+		"Master µs: CPU time of actd's master per connection, median, in the runs alone; under the default pool's filter the master reads the header of a connection it holds, while a child that accepts a connection itself reads it there.\n\n"
+}
 
 // proxyTable is a row per worker kind: without and with a v1 header,
 // requests/s and server CPU per request.
 func (r issue24Report) proxyTable() mdTable {
-	t := mdTable{head: []string{"worker", "requests/s without", "requests/s with a v1 header", "requests/s with / without",
-		"server µs/request without", "server µs/request with", "µs/request with / without", "CPU cost", "master µs without / with"}}
+	t := mdTable{head: []string{"worker", "requests/s without (alone)", "requests/s with a v1 header (alone)", "requests/s with / without",
+		"server µs/request without (together)", "server µs/request with (together)", "µs/request with / without", "CPU cost", "master µs without / with"}}
 	for i, plain := range issue24Plain {
 		proxy := issue24Proxy[i]
 		without, with := r.median(plain, "close-8", clientRun.rate), r.median(proxy, "close-8", clientRun.rate)
@@ -104,14 +108,14 @@ func (r issue24Report) proxyTable() mdTable {
 }
 
 // proxyCost is the PROXY protocol's cost for worker kind i of
-// issue24Plain, from the close-8 runs of its two pools.
+// issue24Plain, from the runs of its two pools loaded together.
 func (r issue24Report) proxyCost(i int) proxyCost {
 	var plain, proxy []issue24Run
 	if c := r.cell(issue24Plain[i], "close-8"); c != nil {
-		plain = c.runs
+		plain = c.together
 	}
 	if c := r.cell(issue24Proxy[i], "close-8"); c != nil {
-		proxy = c.runs
+		proxy = c.together
 	}
 	return newProxyCost(plain, proxy)
 }

@@ -14,38 +14,41 @@ const issue24Conns = 8
 // issue24Timing is how long each part of the comparison lasts. The
 // PROXY pairs (the close-8 cells of issue24Plain and issue24Proxy) get
 // more, shorter rounds than the other cells: their cost is a few percent,
-// so they want more runs, each pool's run right after its twin's.
+// so they want more runs, each pool's run right after its twin's, then
+// both pools loaded at once (issue24Cell.together).
 type issue24Timing struct {
 	rounds      int           // interleaved rounds of the other cells: each once per round
 	warmup, run time.Duration // unmeasured, then measured load per cell and round
-	pairRounds  int           // rounds of the PROXY pairs: each pair's two cells back to back
-	pairWarmup  time.Duration // unmeasured load before each pair cell's run
-	pairRun     time.Duration // measured load per pair cell and round
+	pairRounds  int           // rounds of the PROXY pairs: each pair's two cells back to back, then at once
+	pairWarmup  time.Duration // unmeasured load before each pair run, alone or together
+	pairRun     time.Duration // measured load per pair cell and round, alone
+	togetherRun time.Duration // measured load of a pair's two cells at once, per round
 }
 
 // The timings of a full and a -quick run. A full run measures for about
-// as long as when all cells had 5 rounds of 1 s + 2 s: 14 cells × 3 s × 5
-// plus 4 pair cells × 2.25 s × 7, 273 s.
+// 5 minutes: 14 cells × 3 s × 5, 4 pair cells × 1.75 s × 7 alone and 2
+// pairs × 2.25 s × 7 together, 290.5 s.
 var (
 	issue24Full = issue24Timing{rounds: 5, warmup: time.Second, run: 2 * time.Second,
-		pairRounds: 7, pairWarmup: 250 * time.Millisecond, pairRun: 2 * time.Second}
+		pairRounds: 7, pairWarmup: 250 * time.Millisecond, pairRun: 1500 * time.Millisecond, togetherRun: 2 * time.Second}
 	issue24Quick = issue24Timing{rounds: 1, warmup: 500 * time.Millisecond, run: time.Second,
-		pairRounds: 1, pairWarmup: 500 * time.Millisecond, pairRun: time.Second}
+		pairRounds: 1, pairWarmup: 500 * time.Millisecond, pairRun: time.Second, togetherRun: time.Second}
 )
 
-// describe says in a sentence or two how the rounds run, for the
-// section.
+// describe says in a few sentences how the rounds run, for the section.
 func (t issue24Timing) describe() string {
-	return fmt.Sprintf("The PROXY pairs (each worker kind's default pool without and with a v1 header, close-8): %d rounds; in each, the two pools of a pair run back to back, alternately without and with the header first, each with %v of warm-up, then a %v run. "+
+	return fmt.Sprintf("The PROXY pairs (each worker kind's default pool without and with a v1 header, close-8): %d rounds; in each, the two pools of a pair run back to back, alternately without and with the header first, each with %v of warm-up, then a %v run (requests/s); "+
+		"then both at once, each loaded by its own client of %d connections, %v of warm-up, then a %v run (server CPU per request). "+
 		"The other servers and loads: %d interleaved rounds; in each, every one gets %v of warm-up, then a %v run.",
-		t.pairRounds, t.pairWarmup, t.pairRun, t.rounds, t.warmup, t.run)
+		t.pairRounds, t.pairWarmup, t.pairRun, issue24Conns, t.pairWarmup, t.togetherRun, t.rounds, t.warmup, t.run)
 }
 
 // issue24Cell is one server under one load ("close-8" or "keepalive-8"):
 // its runs, or why it has none.
 type issue24Cell struct {
 	server, load string
-	runs         []issue24Run
+	runs         []issue24Run // measured alone
+	together     []issue24Run // a PROXY pair's: measured with its twin loaded at once
 	err          error
 }
 
@@ -55,8 +58,8 @@ type issue24Run struct {
 	clientRun
 	round       int           // the round it was measured in, from 0
 	masterCPU   time.Duration // the main process's threads (schedstat)
-	serverCPU   time.Duration // the whole process tree (treecpu.go)
-	serverKnown bool          // serverCPU was read: the tree was there before and after
+	serverCPU   time.Duration // its cgroup's, or its whole process tree's (issue24cpu.go)
+	serverKnown bool          // serverCPU was read, before and after
 }
 
 // serverPerRequest returns the server's CPU per answered request in µs,
@@ -105,35 +108,51 @@ func runIssue24(ctx context.Context, o options, t *tools, root string) error {
 			p.stop()
 		}
 	}()
+	cpuFrom := issue24CPUFrom(procs)
+	fmt.Fprintf(os.Stderr, "  server CPU from %s\n", cpuFrom)
 	cells := issue24Cells()
 	for i := range cells {
 		cells[i].err = errs[cells[i].server]
 	}
 	for round := range max(timing.rounds, timing.pairRounds) {
-		for _, i := range issue24Order(cells, round, timing) {
-			if cells[i].err == nil && ctx.Err() == nil {
-				cells[i].measure(ctx, t, procs[cells[i].server], round, timing)
-				fmt.Fprintf(os.Stderr, "  round %d %s\n", round+1, cells[i].summary())
-			}
-		}
+		issue24Round(ctx, t, cells, procs, round, timing)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: %w", err)
 	}
-	rep := issue24Report{cells: cells, timing: timing, facts: machineFacts(root, ""), uwsgiTLS: uwsgiTLS,
+	rep := issue24Report{cells: cells, timing: timing, facts: machineFacts(root, ""), uwsgiTLS: uwsgiTLS, cpuFrom: cpuFrom,
 		elapsed: time.Since(started), load: [2]string{startLoad, loadAverage()}}
 	return rep.write(o.out)
 }
 
+// issue24Round measures the cells of round in issue24Order, and each
+// PROXY pair together right after its two cells' runs alone.
+func issue24Round(ctx context.Context, t *tools, cells []issue24Cell, procs map[string]*issue24Server, round int, timing issue24Timing) {
+	order := issue24Order(cells, round, timing)
+	for pos, i := range order {
+		if cells[i].err != nil || ctx.Err() != nil {
+			continue
+		}
+		cells[i].measure(ctx, t, procs[cells[i].server], round, timing)
+		fmt.Fprintf(os.Stderr, "  round %d %s\n", round+1, cells[i].summary())
+		if pos%2 == 1 && cells[i].isPair() { // the order starts with the pairs, two by two
+			a, b := &cells[order[pos-1]], &cells[i]
+			measureTogether(ctx, t, [2]*issue24Cell{a, b}, [2]*issue24Server{procs[a.server], procs[b.server]}, round, timing)
+		}
+	}
+}
+
 // startIssue24 starts every server of the comparison with issue24Procs
-// processes. It returns the running ones, and the start error of the
-// others.
-func startIssue24(t *tools) (map[string]*serverProc, map[string]error) {
-	procs, errs := map[string]*serverProc{}, map[string]error{}
+// processes, each in a cgroup of its own where one can be made. It
+// returns the running ones, and the start error of the others.
+func startIssue24(t *tools) (map[string]*issue24Server, map[string]error) {
+	procs, errs := map[string]*issue24Server{}, map[string]error{}
+	info, _ := os.ReadFile("/proc/self/mountinfo")
+	mounts := parseCgroupMounts(info)
 	for _, name := range issue24Servers {
 		s, err := newSetup(t, name, fastPoolOf(issue24Procs), 0)
 		if err == nil {
-			procs[name], err = startServer(name, t, s)
+			procs[name], err = startIssue24Server(name, t, s, mounts)
 		}
 		if err != nil {
 			delete(procs, name)
@@ -190,10 +209,10 @@ func (c issue24Cell) isPair() bool {
 }
 
 // measure warms c's server up and measures one run of round, reading
-// the CPU of the server's main process and of its whole tree around it.
+// the CPU of the server's main process and of the whole server around it.
 // A run in which no request was answered becomes c's error, and c is
 // skipped from then on.
-func (c *issue24Cell) measure(ctx context.Context, t *tools, p *serverProc, round int, timing issue24Timing) {
+func (c *issue24Cell) measure(ctx context.Context, t *tools, p *issue24Server, round int, timing issue24Timing) {
 	warmup, run := timing.warmup, timing.run
 	if c.isPair() {
 		warmup, run = timing.pairWarmup, timing.pairRun
@@ -201,10 +220,11 @@ func (c *issue24Cell) measure(ctx context.Context, t *tools, p *serverProc, roun
 	client := newIssue24Client(issue24Speaks(c.server), t)
 	keepAlive := c.load == "keepalive-8"
 	client.run(ctx, addr(p.port), issue24Conns, keepAlive, warmup)
-	tree, cpu := readTreeTimes(p.pid()), readSched(p.pid()).cpu
-	r := client.run(ctx, addr(p.port), issue24Conns, keepAlive, run)
-	m := issue24Run{clientRun: r, round: round, masterCPU: readSched(p.pid()).cpu - cpu}
-	m.serverCPU, m.serverKnown = cpuBetween(tree, readTreeTimes(p.pid()))
+	var r clientRun
+	cpu := readSched(p.pid()).cpu
+	m := issue24Run{round: round}
+	m.serverCPU, m.serverKnown = p.cpuAround(func() { r = client.run(ctx, addr(p.port), issue24Conns, keepAlive, run) })
+	m.clientRun, m.masterCPU = r, readSched(p.pid()).cpu-cpu
 	if r.requests == 0 {
 		c.err = fmt.Errorf("nothing answered: %v", r.firstErr)
 		return
