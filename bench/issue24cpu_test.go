@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,5 +94,41 @@ func waitShell(t *testing.T, pid int, comm string, g *cpuGroup) {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d: comm %q, want %q alone in its group, within 20 s", pid, got, comm)
 		}
+	}
+}
+
+func TestIssue24CPUFrom(t *testing.T) {
+	v1, v2 := &cpuGroup{dir: "/x"}, &cpuGroup{dir: "/y", v2: true}
+	noGroup := errors.New("no cgroup v1 cpuacct mount")
+	tests := []struct {
+		name    string
+		servers map[string]*issue24Server
+		want    []string // in the text
+		wantNot []string
+	}{
+		{"all in v1 groups", map[string]*issue24Server{"i24-go": {group: v1}, "i24-go-proxy": {group: v1}},
+			[]string{"each server's own cgroup, cgroup v1 `cpuacct.usage`, in ns"}, []string{"except", "/proc/PID/stat"}},
+		{"v1 and v2", map[string]*issue24Server{"i24-go": {group: v1}, "i24-wsgi": {group: v2}},
+			[]string{"cgroup v1 `cpuacct.usage`, in ns and cgroup v2 `cpu.stat` usage_usec, in µs"}, []string{"except"}},
+		{"none: the trees", map[string]*issue24Server{"i24-go": {groupErr: noGroup}, "i24-wsgi": {groupErr: noGroup}},
+			[]string{"`/proc/PID/stat`", "no cgroup could be made: i24-go (no cgroup v1 cpuacct mount)"}, []string{"own cgroup"}},
+		{"one without", map[string]*issue24Server{"i24-go": {group: v1}, "i24-wsgi": {groupErr: noGroup}},
+			[]string{"own cgroup", "except i24-wsgi (no cgroup v1 cpuacct mount): the process tree's"}, nil},
+		{"no server", map[string]*issue24Server{}, []string{"no server ran"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := issue24CPUFrom(tt.servers)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want %q in it", got, w)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(got, w) {
+					t.Errorf("got %q, want no %q in it", got, w)
+				}
+			}
+		})
 	}
 }
