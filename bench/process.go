@@ -37,9 +37,19 @@ type serverProc struct {
 // It returns the running server, or an error if it cannot start, exits, or
 // does not answer within readyTimeout (the server is then stopped).
 func startServer(name string, t *tools, s setup) (*serverProc, error) {
+	return startServerIn(name, t, s, nil)
+}
+
+// startServerIn is startServer with the server started in group g
+// (cgroupcpu.go) before it can start any child, if g is not nil. The
+// caller removes g after stopping the server.
+func startServerIn(name string, t *tools, s setup, g *cpuGroup) (*serverProc, error) {
 	cmd, path, err := command(name, t, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if g != nil {
+		g.wrap(cmd)
 	}
 	logPath := filepath.Join(s.dir, "server.log")
 	logFile, err := os.Create(logPath)
