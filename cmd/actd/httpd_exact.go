@@ -81,21 +81,35 @@ func wholeSpan(peek []byte) int {
 
 // first is the first read of a request on an exact connection: it peeks
 // into p, gives up with errNotWhole for a next request not whole, and
-// else sets the span the request may read. It returns the peek's error
-// (errIdle: nothing of a next request within the grace), io.EOF as a zero
-// count.
-func (c *fdConn) first(p []byte) error {
+// else sets the span the request may read. A next request's bytes it
+// serves from the peek where it can (httpd_peekoff.go). It returns how
+// many bytes of p it serves (0: read the span as before), or the peek's
+// error (errIdle: nothing of a next request within the grace), or the
+// error of throwing served bytes away; io.EOF as a zero count.
+func (c *fdConn) first(p []byte) (int, error) {
+	if c.off.served >= discardBatch {
+		if err := c.discard(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := c.peek(p)
 	if err != nil || n == 0 {
-		return err
+		return 0, err
 	}
 	span := wholeSpan(p[:n])
 	whole := span > 0 && span <= n
 	if c.served > 0 && !whole && !acceptfilter.HTTP.Whole(p[:n]) {
-		return errNotWhole // Whole: a fault is answered, not given back
+		return 0, errNotWhole // Whole: a fault is answered, not given back
 	}
 	c.left = span
-	return nil
+	switch {
+	case whole && c.served > 0:
+		return c.serveWhole(span, n)
+	case c.off.on:
+		c.servePeeked(n) // not whole: all of it is this request's
+		return n, nil
+	}
+	return 0, nil
 }
 
 // peek peeks into p: for a connection's first request the library's own
