@@ -51,11 +51,12 @@ var errDeadline = errors.New("request deadline passed")
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
 func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
-	return serveHTTP(&fdConn{}, delay, files)
+	return serveHTTP(&fdConn{grace: keepAliveGrace}, delay, files)
 }
 
 // serveHTTP is httpHandler on conn, which tests may make one that never
-// switches the peek offset on (peekOffset.fallback). Each return throws
+// switches the peek offset on (peekOffset.fallback) or that waits longer
+// than keepAliveGrace for a next request. Each return throws
 // away the bytes served from peeks (fdConn.finish).
 func serveHTTP(conn *fdConn, delay time.Duration, files string) worker.KeepFDHandler {
 	h := newHandlerState(conn, files)
@@ -136,6 +137,7 @@ type fdConn struct {
 	served  int           // requests read whole on this connection
 	left    int           // bytes the span still allows, or unbounded
 	off     peekOffset    // the peek offset (httpd_peekoff.go)
+	grace   time.Duration // keepAliveGrace (tests may lengthen it)
 }
 
 // open takes a new connection: one SO_RCVTIMEO of keepAliveIdle, the only

@@ -142,13 +142,13 @@ func (c *fdConn) graced() bool { return c.exact && c.served > 0 }
 // count or error, errIdle if nothing came within the grace.
 func (c *fdConn) graceWait(p []byte) (int, error) {
 	if c.served == 1 {
-		if !readableBy(c.fd, time.Now().Add(keepAliveGrace)) {
+		if !readableBy(c.fd, time.Now().Add(c.grace)) {
 			return 0, errIdle
 		}
 		return peekWait(c.fd, p)
 	}
-	if c.timeout != keepAliveGrace {
-		c.setTimeout(keepAliveGrace)
+	if c.timeout != c.grace {
+		c.setTimeout(c.grace)
 	}
 	n, err := peekWait(c.fd, p)
 	if errors.Is(err, unix.EAGAIN) {

@@ -26,10 +26,13 @@ const (
 // heldConn is one TCP connection that the built-in handler serves as a
 // connection handed over under an accept filter (parkable).
 type heldConn struct {
-	c    net.Conn // the client's end
-	r    *bufio.Reader
-	fd   int           // the server's end
-	done chan struct{} // closed when the last handler run returns
+	c        net.Conn // the client's end
+	r        *bufio.Reader
+	fd       int           // the server's end
+	done     chan struct{} // closed when the last handler run returns
+	fallback bool          // the handler never switches the peek offset on
+	grace    time.Duration // the handler's keep-alive grace; 0: keepAliveGrace
+	conn     *fdConn       // the last handler run's connection state
 }
 
 // newHeldConn returns a connection; its ends close when the test ends,
@@ -44,7 +47,9 @@ func newHeldConn(t *testing.T) *heldConn {
 		if h.done != nil {
 			<-h.done
 		}
-		unix.Close(fd)
+		if h.fd >= 0 {
+			unix.Close(h.fd)
+		}
 	})
 	return h
 }
@@ -54,7 +59,11 @@ func newHeldConn(t *testing.T) *heldConn {
 // connection back.
 func (h *heldConn) hold() <-chan bool {
 	gave := make(chan bool, 1)
-	handler := httpHandler(0, "")
+	h.conn = &fdConn{grace: keepAliveGrace, off: peekOffset{fallback: h.fallback}}
+	if h.grace > 0 {
+		h.conn.grace = h.grace
+	}
+	handler := serveHTTP(h.conn, 0, "")
 	done := make(chan struct{})
 	h.done = done
 	go func() {
