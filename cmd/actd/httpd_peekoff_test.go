@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -288,5 +289,59 @@ func TestPeekOffLaterRead(t *testing.T) {
 			}
 			h.checkPath(t, false)
 		})
+	}
+}
+
+// TestPeekOffInPool: in a real pool under --accept-filter http (2
+// children of the built-in handler, on TCP, on the path the kernel
+// offers), one kept-alive connection: requests one by one, GET / and
+// GET /bytes/N (N bytes, which the master may finish: the offset is
+// switched off before), an idle wait that parks it, and the start of a
+// next request that parks it again; every answer is the one asked for.
+func TestPeekOffInPool(t *testing.T) {
+	a, addr := pipelinePool(t)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(60 * time.Second)) // a bound, not a speed
+	r := bufio.NewReader(c)
+	ask := func(n string) { // "": GET /, else GET /bytes/n
+		t.Helper()
+		if n == "" {
+			io.WriteString(c, graceGet)
+			if codes, err := statusCodes(r, 1); err != nil || codes[0] != 200 {
+				t.Fatalf("GET /: got %v, %v; want 200", codes, err)
+			}
+			return
+		}
+		io.WriteString(c, builtinEcho.Request(n, ""))
+		if err := builtinEcho.Expect(r, n); err != nil {
+			t.Fatalf("GET /bytes/%s: %v", n, err)
+		}
+	}
+	for _, n := range []string{"", "", "", "1", "", "", "200000", "", "", "", "7"} {
+		ask(n)
+	}
+	parked := a.status(t).Snapshot.Stats.Parked
+	waitFor(t, "the idle connection parked", 10*time.Second, func() bool {
+		return a.status(t).Snapshot.Stats.Parked > parked
+	})
+	ask("")
+	ask("")
+	ask("9")
+	next := builtinEcho.Request("10", "")
+	parked = a.status(t).Snapshot.Stats.Parked
+	io.WriteString(c, builtinEcho.Request("11", "")+next[:9])
+	if err := builtinEcho.Expect(r, "11"); err != nil {
+		t.Fatalf("GET /bytes/11: %v", err)
+	}
+	waitFor(t, "the connection with the start of a next request parked", 10*time.Second, func() bool {
+		return a.status(t).Snapshot.Stats.Parked > parked
+	})
+	io.WriteString(c, next[9:])
+	if err := builtinEcho.Expect(r, "10"); err != nil {
+		t.Errorf("the next request after the park: %v", err)
 	}
 }
