@@ -40,7 +40,8 @@ var errDeadline = errors.New("request deadline passed")
 // under an accept filter (parkable) goes back to the master between two
 // requests, unless the next one comes whole within keepAliveGrace (the
 // peek that waits for it: graceWait); it never reads past the request it
-// serves (httpd_exact.go).
+// serves (httpd_exact.go), and serves next requests from their peek where
+// the kernel allows (httpd_peekoff.go).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
 // 408, each followed by a close; a body over --max-request-body gets 413
@@ -172,7 +173,9 @@ func (c *fdConn) setTimeout(d time.Duration) {
 // errNotWhole, none of it within keepAliveGrace errIdle. The first read of
 // a request costs no clock or socket option: only a request that needs
 // more reads is checked, and once less than the timeout is left, the
-// timeout is lowered to what is left.
+// timeout is lowered to what is left. With the peek offset on, the first
+// read of a next request is its peek, and a read throws away the bytes
+// served from peeks before it reads (httpd_peekoff.go).
 func (c *fdConn) Read(p []byte) (int, error) {
 	wait := keepAliveIdle
 	if c.reads > 0 {

@@ -27,7 +27,10 @@ import (
 // request that peek is also the keep-alive grace (graceWait): it blocks
 // for at most keepAliveGrace, and finding nothing within it gives the
 // connection back (errIdle), so a request of a client that sends them back
-// to back costs the peek, the read and the write.
+// to back costs the peek, the read and the write; where the kernel has a
+// peek offset for TCP, the peek and the write (httpd_peekoff.go: the
+// request is served from its peek, and the served bytes thrown away in
+// batches).
 
 // errNotWhole is the first read of a next request on a connection that may
 // go back to the master, when that request is not whole yet.
