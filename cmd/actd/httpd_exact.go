@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"time"
 	"unsafe"
 
@@ -88,7 +89,7 @@ func wholeSpan(peek []byte) int {
 // serves from the peek where it can (httpd_peekoff.go). It returns how
 // many bytes of p it serves (0: read the span as before), or the peek's
 // error (errIdle: nothing of a next request within the grace), or the
-// error of throwing served bytes away; io.EOF as a zero count.
+// error of throwing served bytes away, or io.EOF for the client's close.
 func (c *fdConn) first(p []byte) (int, error) {
 	if c.off.served >= discardBatch {
 		if err := c.discard(); err != nil {
@@ -96,8 +97,11 @@ func (c *fdConn) first(p []byte) (int, error) {
 		}
 	}
 	n, err := c.peek(p)
-	if err != nil || n == 0 {
+	switch {
+	case err != nil:
 		return 0, err
+	case n == 0:
+		return 0, io.EOF // the client's close: no read to tell it again
 	}
 	span := wholeSpan(p[:n])
 	whole := span > 0 && span <= n
