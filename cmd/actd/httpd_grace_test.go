@@ -35,11 +35,17 @@ type heldConn struct {
 	conn     *fdConn       // the last handler run's connection state
 }
 
-// newHeldConn returns a connection; its ends close when the test ends,
-// after the last handler run has returned.
+// newHeldConn returns a TCP connection; its ends close when the test
+// ends, after the last handler run has returned.
 func newHeldConn(t *testing.T) *heldConn {
 	t.Helper()
 	c, fd := acceptOne(t)
+	return heldOn(t, c, fd)
+}
+
+// heldOn returns the connection of the client's end c and the server's
+// end fd, which close when the test ends, after the last handler run.
+func heldOn(t *testing.T, c net.Conn, fd int) *heldConn {
 	c.SetDeadline(time.Now().Add(30 * time.Second)) // a bound, not a speed
 	h := &heldConn{c: c, r: bufio.NewReader(c), fd: fd}
 	t.Cleanup(func() {

@@ -12,7 +12,8 @@ import (
 // Serving from the peek offset. On a connection that may go back to the
 // master (exact), each next request costs a peek (the grace's wait) and
 // the read of the bytes the peek showed whole (httpd_exact.go). With the
-// socket's peek offset on (SO_PEEK_OFF: TCP since Linux 6.10), each peek
+// socket's peek offset on (SO_PEEK_OFF: TCP since Linux 6.10, Unix stream
+// sockets long before), each peek
 // starts after the bytes peeked before, so the handler serves a request
 // from its peek alone and never reads it: a kept-alive request costs the
 // peek and the write, as in exclusive mode. Nothing past the served

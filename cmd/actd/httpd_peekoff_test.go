@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -343,5 +344,47 @@ func TestPeekOffInPool(t *testing.T) {
 	io.WriteString(c, next[9:])
 	if err := builtinEcho.Expect(r, "10"); err != nil {
 		t.Errorf("the next request after the park: %v", err)
+	}
+}
+
+// TestPeekOffUnix: on a Unix stream socket, where the kernel has a peek
+// offset too (and MSG_TRUNC copies what it drops), requests one by one,
+// a whole request and the start of a next: given back with the offset off
+// and the socket at the next request's first byte.
+func TestPeekOffUnix(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fds[1]), "client")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		unix.Close(fds[0])
+		t.Fatal(err)
+	}
+	h := heldOn(t, c, fds[0])
+	h.grace = oneByOneGrace
+	gave := h.hold()
+	h.oneByOne(t, graceGet, gracePost, graceGet, graceGet)
+	io.WriteString(h.c, graceGet+bytesGet[:8])
+	if codes, err := h.answers(1); err != nil || codes[0] != 200 {
+		t.Fatalf("a whole request and the start of a next: got %v, %v; want 200", codes, err)
+	}
+	if g, err := waitGave(gave, 2*time.Second); err != nil || !g {
+		t.Fatalf("given back: %v (%v), want true", g, err)
+	}
+	if h.conn.off.peeked == 0 {
+		t.Skip("the kernel refuses SO_PEEK_OFF on Unix stream sockets: the read path served")
+	}
+	h.checkPath(t, true)
+	gave = h.hold()
+	io.WriteString(h.c, bytesGet[8:])
+	if status, size, err := h.bodySize(); err != nil || status != 200 || size != 7 {
+		t.Errorf("next request: got %d, %d bytes, %v; want 200, 7 bytes (the socket at its first byte)", status, size, err)
+	}
+	h.c.(*net.UnixConn).CloseWrite()
+	if _, err := waitGave(gave, 5*time.Second); err != nil {
+		t.Errorf("after the client's close: %v", err)
 	}
 }
