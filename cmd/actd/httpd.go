@@ -57,8 +57,8 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 
 // serveHTTP is httpHandler on conn, which tests may make one that never
 // switches the peek offset on (peekOffset.fallback) or that waits longer
-// than keepAliveGrace for a next request. Each return throws
-// away the bytes served from peeks (fdConn.finish).
+// than keepAliveGrace for a next request. Each return throws away the
+// bytes served from peeks (fdConn.finish).
 func serveHTTP(conn *fdConn, delay time.Duration, files string) worker.KeepFDHandler {
 	h := newHandlerState(conn, files)
 	ans, r, large, access, rules := h.ans, h.r, h.large, h.access, h.rules
@@ -95,12 +95,10 @@ func serveHTTP(conn *fdConn, delay time.Duration, files string) worker.KeepFDHan
 			var finished bool
 			if h.kind != "" {
 				mayFinish := parkable && r.Buffered() == 0
-				if mayFinish {
-					err = conn.release() // the master may take it and peek
+				if mayFinish && conn.release() != nil { // the master may take it, and peeks
+					mayFinish, again = false, false
 				}
-				if err == nil {
-					finished, err = large.answer(conn, h.kind, h.arg, again, mayFinish)
-				}
+				finished, err = large.answer(conn, h.kind, h.arg, again, mayFinish)
 				access.done(large.status, large.sent)
 			} else if again {
 				err = conn.writeAll(ans.keep)

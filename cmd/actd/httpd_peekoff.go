@@ -13,12 +13,12 @@ import (
 // master (exact), each next request costs a peek (the grace's wait) and
 // the read of the bytes the peek showed whole (httpd_exact.go). With the
 // socket's peek offset on (SO_PEEK_OFF: TCP since Linux 6.10, Unix stream
-// sockets long before), each peek
-// starts after the bytes peeked before, so the handler serves a request
-// from its peek alone and never reads it: a kept-alive request costs the
-// peek and the write, as in exclusive mode. Nothing past the served
-// requests is consumed, so the rule of docs/protocol.md ("never read past
-// the request you serve") holds as before:
+// sockets long before), each peek starts after the bytes peeked before,
+// so the handler serves a request from its peek alone and never reads it:
+// a kept-alive request costs the peek and the write, as in exclusive
+// mode. Nothing past the served requests is consumed, so the rule of
+// docs/protocol.md ("never read past the request you serve") holds as
+// before:
 //
 //   - The offset is switched on at a connection's second request, on the
 //     peek that shows it whole, by setting it to the end of the whole
