@@ -40,7 +40,8 @@ var errDeadline = errors.New("request deadline passed")
 // under an accept filter (parkable) goes back to the master between two
 // requests, unless the next one comes whole within keepAliveGrace (the
 // peek that waits for it: graceWait); it never reads past the request it
-// serves (httpd_exact.go).
+// serves (httpd_exact.go), and serves next requests from their peek where
+// the kernel allows (httpd_peekoff.go).
 // A request that breaks the framing rules of docs/http.md (readRequest)
 // gets its 400, 413, 414, 431, 501 or 505, one slower than requestDeadline
 // 408, each followed by a close; a body over --max-request-body gets 413
@@ -51,7 +52,14 @@ var errDeadline = errors.New("request deadline passed")
 // fd with plain read and write: a child serves one connection at a time, so
 // it needs no netpoller, and reuses one buffer for every connection.
 func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
-	conn := &fdConn{}
+	return serveHTTP(&fdConn{grace: keepAliveGrace}, delay, files)
+}
+
+// serveHTTP is httpHandler on conn, which tests may make one that never
+// switches the peek offset on (peekOffset.fallback) or that waits longer
+// than keepAliveGrace for a next request. Each return throws away the
+// bytes served from peeks (fdConn.finish).
+func serveHTTP(conn *fdConn, delay time.Duration, files string) worker.KeepFDHandler {
 	h := newHandlerState(conn, files)
 	ans, r, large, access, rules := h.ans, h.r, h.large, h.access, h.rules
 	return func(fd int, parkable bool) bool {
@@ -66,7 +74,7 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			rules.reset()
 			again, status := readRequestWith(r, h.seen, rules)
 			if status == giveBack {
-				return true // the next request is the master's until whole
+				return conn.finish(true) // the next request is the master's until whole
 			}
 			if status == 408 && conn.got == 0 && r.Buffered() == 0 {
 				status = closeQuietly // idle, not slow: nothing of a request came
@@ -74,7 +82,7 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			if status != 0 {
 				access.done(status, int64(len(reasons[status])+1)) // before reject's linger of up to lingerFor
 				conn.reject(status)
-				return false
+				return conn.finish(false)
 			}
 			conn.served++
 			if again && parkable && !wholeBuffered(r) {
@@ -86,7 +94,11 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			var err error
 			var finished bool
 			if h.kind != "" {
-				finished, err = large.answer(conn, h.kind, h.arg, again, parkable && r.Buffered() == 0)
+				mayFinish := parkable && r.Buffered() == 0
+				if mayFinish && conn.release() != nil { // the master may take it, and peeks
+					mayFinish, again = false, false
+				}
+				finished, err = large.answer(conn, h.kind, h.arg, again, mayFinish)
 				access.done(large.status, large.sent)
 			} else if again {
 				err = conn.writeAll(ans.keep)
@@ -97,7 +109,7 @@ func httpHandler(delay time.Duration, files string) worker.KeepFDHandler {
 			}
 			worker.Report("") // done with it
 			if err != nil || finished || !again {
-				return false
+				return conn.finish(false)
 			}
 		}
 	}
@@ -123,12 +135,15 @@ type fdConn struct {
 	exact   bool          // read no byte past the requests a peek shows whole
 	served  int           // requests read whole on this connection
 	left    int           // bytes the span still allows, or unbounded
+	off     peekOffset    // the peek offset (httpd_peekoff.go)
+	grace   time.Duration // keepAliveGrace (tests may lengthen it)
 }
 
 // open takes a new connection: one SO_RCVTIMEO of keepAliveIdle, the only
 // socket option on the fast path. exact: it may go back to the master.
 func (c *fdConn) open(fd int, exact bool) {
 	c.fd, c.exact, c.served, c.left = fd, exact, 0, unbounded
+	c.off.on, c.off.served = false, 0
 	c.setTimeout(keepAliveIdle)
 }
 
@@ -156,7 +171,9 @@ func (c *fdConn) setTimeout(d time.Duration) {
 // errNotWhole, none of it within keepAliveGrace errIdle. The first read of
 // a request costs no clock or socket option: only a request that needs
 // more reads is checked, and once less than the timeout is left, the
-// timeout is lowered to what is left.
+// timeout is lowered to what is left. With the peek offset on, the first
+// read of a next request is its peek, and a read throws away the bytes
+// served from peeks before it reads (httpd_peekoff.go).
 func (c *fdConn) Read(p []byte) (int, error) {
 	wait := keepAliveIdle
 	if c.reads > 0 {
@@ -169,20 +186,33 @@ func (c *fdConn) Read(p []byte) (int, error) {
 		}
 	}
 	if c.exact && c.reads == 0 {
-		if err := c.first(p); err != nil {
+		n, err := c.first(p)
+		if err != nil {
 			return 0, err
+		}
+		if n > 0 {
+			c.reads++
+			return c.count(n), nil // served from the peek
 		}
 	}
 	if c.exact {
 		p = c.limit(p)
 	}
+	if err := c.discard(); err != nil { // a read starts at the first byte
+		return 0, err
+	}
 	c.reads++
 	n, err := c.read(p, wait)
+	return c.count(n), err
+}
+
+// count notes n bytes read for the request, and returns n.
+func (c *fdConn) count(n int) int {
 	c.got += n
 	if c.left > 0 {
 		c.left -= n
 	}
-	return n, err
+	return n
 }
 
 // read reads into p, waiting up to wait for bytes: when the socket's
@@ -249,7 +279,7 @@ func (c *fdConn) writeAll(b []byte) error {
 // writing, then reads and drops what the client still sends, for at most
 // lingerFor and lingerBytes, so the answer is not lost to a reset.
 func (c *fdConn) reject(status int) {
-	if status == closeQuietly {
+	if c.discard() != nil || status == closeQuietly {
 		return
 	}
 	if c.writeAll(errorResponse(status)) != nil {

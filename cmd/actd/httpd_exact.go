@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"time"
 	"unsafe"
 
@@ -27,7 +28,10 @@ import (
 // request that peek is also the keep-alive grace (graceWait): it blocks
 // for at most keepAliveGrace, and finding nothing within it gives the
 // connection back (errIdle), so a request of a client that sends them back
-// to back costs the peek, the read and the write.
+// to back costs the peek, the read and the write; where the kernel has a
+// peek offset for TCP, the peek and the write (httpd_peekoff.go: the
+// request is served from its peek, and the served bytes thrown away in
+// batches).
 
 // errNotWhole is the first read of a next request on a connection that may
 // go back to the master, when that request is not whole yet.
@@ -81,21 +85,38 @@ func wholeSpan(peek []byte) int {
 
 // first is the first read of a request on an exact connection: it peeks
 // into p, gives up with errNotWhole for a next request not whole, and
-// else sets the span the request may read. It returns the peek's error
-// (errIdle: nothing of a next request within the grace), io.EOF as a zero
-// count.
-func (c *fdConn) first(p []byte) error {
+// else sets the span the request may read. A next request's bytes it
+// serves from the peek where it can (httpd_peekoff.go). It returns how
+// many bytes of p it serves (0: read the span as before), or the peek's
+// error (errIdle: nothing of a next request within the grace), or the
+// error of throwing served bytes away, or io.EOF for the client's close.
+func (c *fdConn) first(p []byte) (int, error) {
+	if c.off.served >= discardBatch {
+		if err := c.discard(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := c.peek(p)
-	if err != nil || n == 0 {
-		return err
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return 0, io.EOF // the client's close: no read to tell it again
 	}
 	span := wholeSpan(p[:n])
 	whole := span > 0 && span <= n
 	if c.served > 0 && !whole && !acceptfilter.HTTP.Whole(p[:n]) {
-		return errNotWhole // Whole: a fault is answered, not given back
+		return 0, errNotWhole // Whole: a fault is answered, not given back
 	}
 	c.left = span
-	return nil
+	switch {
+	case whole && c.served > 0:
+		return c.serveWhole(span, n)
+	case c.off.on:
+		c.servePeeked(n) // not whole: all of it is this request's
+		return n, nil
+	}
+	return 0, nil
 }
 
 // peek peeks into p: for a connection's first request the library's own
@@ -128,13 +149,13 @@ func (c *fdConn) graced() bool { return c.exact && c.served > 0 }
 // count or error, errIdle if nothing came within the grace.
 func (c *fdConn) graceWait(p []byte) (int, error) {
 	if c.served == 1 {
-		if !readableBy(c.fd, time.Now().Add(keepAliveGrace)) {
+		if !readableBy(c.fd, time.Now().Add(c.grace)) {
 			return 0, errIdle
 		}
 		return peekWait(c.fd, p)
 	}
-	if c.timeout != keepAliveGrace {
-		c.setTimeout(keepAliveGrace)
+	if c.timeout != c.grace {
+		c.setTimeout(c.grace)
 	}
 	n, err := peekWait(c.fd, p)
 	if errors.Is(err, unix.EAGAIN) {

@@ -26,17 +26,26 @@ const (
 // heldConn is one TCP connection that the built-in handler serves as a
 // connection handed over under an accept filter (parkable).
 type heldConn struct {
-	c    net.Conn // the client's end
-	r    *bufio.Reader
-	fd   int           // the server's end
-	done chan struct{} // closed when the last handler run returns
+	c        net.Conn // the client's end
+	r        *bufio.Reader
+	fd       int           // the server's end
+	done     chan struct{} // closed when the last handler run returns
+	fallback bool          // the handler never switches the peek offset on
+	grace    time.Duration // the handler's keep-alive grace; 0: keepAliveGrace
+	conn     *fdConn       // the last handler run's connection state
 }
 
-// newHeldConn returns a connection; its ends close when the test ends,
-// after the last handler run has returned.
+// newHeldConn returns a TCP connection; its ends close when the test
+// ends, after the last handler run has returned.
 func newHeldConn(t *testing.T) *heldConn {
 	t.Helper()
 	c, fd := acceptOne(t)
+	return heldOn(t, c, fd)
+}
+
+// heldOn returns the connection of the client's end c and the server's
+// end fd, which close when the test ends, after the last handler run.
+func heldOn(t *testing.T, c net.Conn, fd int) *heldConn {
 	c.SetDeadline(time.Now().Add(30 * time.Second)) // a bound, not a speed
 	h := &heldConn{c: c, r: bufio.NewReader(c), fd: fd}
 	t.Cleanup(func() {
@@ -44,7 +53,9 @@ func newHeldConn(t *testing.T) *heldConn {
 		if h.done != nil {
 			<-h.done
 		}
-		unix.Close(fd)
+		if h.fd >= 0 {
+			unix.Close(h.fd)
+		}
 	})
 	return h
 }
@@ -54,7 +65,11 @@ func newHeldConn(t *testing.T) *heldConn {
 // connection back.
 func (h *heldConn) hold() <-chan bool {
 	gave := make(chan bool, 1)
-	handler := httpHandler(0, "")
+	h.conn = &fdConn{grace: keepAliveGrace, off: peekOffset{fallback: h.fallback}}
+	if h.grace > 0 {
+		h.conn.grace = h.grace
+	}
+	handler := serveHTTP(h.conn, 0, "")
 	done := make(chan struct{})
 	h.done = done
 	go func() {
