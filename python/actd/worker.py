@@ -25,7 +25,8 @@ accepts, and hands each ready connection over as a file descriptor (C);
 it is served like an accepted one, between B and I. Between two of its
 requests, when nothing of the next one has arrived within GIVE_BACK_GRACE,
 the worker gives such a connection back (K) instead of waiting for it: an
-idle keep-alive client holds no child.
+idle keep-alive client holds no child. A screening child waits so with
+one blocking peek (actd.glance), and hears the master by SIGIO meanwhile.
 
 Children first (ACTD_PROTOCOL 4 or later, ACTD_ACCEPT_FILTER data or
 http, dispatch mode; capabilities "handoff" and "screen"): the worker
@@ -64,11 +65,11 @@ import time
 
 from . import channel as ch
 from . import proxy
+from .glance import GIVE_BACK_GRACE, Hearing, glance
 from .report import Reporter
 from .screen import FILTERS, GONE, HEAD_LIMIT, READY, WAIT, Screen
 from .unsent import write_unsent
 
-GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
 BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
@@ -103,6 +104,9 @@ class Worker:
         self.again = Retry()
         self.channel = ch.Channel.from_environ(environ)
         self.screen = screen_for(environ, self.mode, self.channel.revision)  # a Screen, or None
+        # a screening child's keep-alive wait is one peek (wait_next), the
+        # channel heard by SIGIO meanwhile
+        self.hearing = Hearing(self.channel.fd) if self.screen is not None else None
         self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
         self.trust = proxy_for(environ, self.channel.revision)  # an actd.proxy.Trust, or None
         self.tls = tls_for(environ, self.channel.revision)  # {listener index: ssl.SSLContext}
@@ -131,6 +135,9 @@ class Worker:
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
         self.secure = False  # ... it is a TLS connection (an ssl.SSLSocket)
         self.last = False  # ... it ends before the next request: the master said so (_await)
+        self.held = None  # ... its socket, for the glance (wait_next)
+        self.armed = False  # ... whose SO_RCVTIMEO is the grace (actd.glance)
+        self.glimpse = None  # ... what the last wait_next peeked of its next request, if it did
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
@@ -206,10 +213,22 @@ class Worker:
         A ping or a "register again" does not end the connection (_heard).
         A connection that may go back (handed over, or any under a filter
         for a screening child) waits only GIVE_BACK_GRACE: then False, and
-        it goes back to the master.
+        it goes back to the master. A screening child waits so by one peek
+        (actd.glance), which it leaves in self.glimpse for exact reading,
+        unless the master has spoken: then it polls, as the others do.
         """
+        self.glimpse = None
         if self.parkable:
             timeout = GIVE_BACK_GRACE
+            if self.hearing is not None and not self.hearing.spoken and not self.last:
+                self.glimpse, self.armed = glance(self.held, self.armed), True
+                ready = self.glimpse is not None
+                if not ready or not self.hearing.spoken:
+                    self.give_back = not ready
+                    return ready
+                timeout = 0  # an order came with the request: read as the poll would have
+        if self.hearing is not None:
+            self.hearing.spoken = False  # whatever comes from here on, the poll sees or flags again
         ready = False
         if not self.last:
             deadline = time.monotonic() + timeout
@@ -309,6 +328,7 @@ class Worker:
         self.reporter.start(index, busy=True)
         self.parkable, self.give_back, self.peeked = index not in self.tls, False, True
         self.listener, self.finished, self.address = index, False, self.channel.address
+        self.held = conn
         served = None
         try:
             addr = self.address or peer_address(conn)
@@ -319,8 +339,8 @@ class Worker:
             if self.give_back and not self.finished:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = self.secure = self.last = False
-            self.address = None
+            self.parkable = self.peeked = self.finished = self.secure = self.last = self.armed = False
+            self.address = self.held = self.glimpse = None
             close_both(conn, served)
         self.channel.send(ch.IDLE)
 
@@ -536,7 +556,7 @@ class Worker:
         (K) if it goes idle, before the caller reports it done."""
         conn, addr = got
         self.parkable, self.give_back = self.screen is not None and index not in self.tls, False
-        self.listener, self.finished = index, False
+        self.listener, self.finished, self.held = index, False, conn
         served = None
         try:
             if not judged and self.trust is not None and self.trust.trusts(index, addr):
@@ -551,8 +571,8 @@ class Worker:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = False
-            self.address, self.seen, self.plain = None, b"", False
+            self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = self.armed = False
+            self.address, self.seen, self.plain, self.held, self.glimpse = None, b"", False, None, None
             close_both(conn, served)
 
     def _secure(self, conn, index):

@@ -123,7 +123,7 @@ class Server:
                         and not self.hooks.wait_next(conn.fd, self.options.keep_alive)):
                     return
                 if span and not reader.buf:
-                    span.begin()
+                    span.begin(hooks.glimpse)
         except exact.NotWhole:
             self.hooks.give_back = True  # unread: the master holds it until whole
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
