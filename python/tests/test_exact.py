@@ -116,6 +116,28 @@ class SpanTest(unittest.TestCase):
         with self.assertRaises(AssertionError):
             span.allowed(_NoPeek(), 65536)
 
+    def test_same_peek_again(self):
+        # a peek like the last whole one takes its span without a walk;
+        # any other is walked (a next request not whole still goes back)
+        span = Span()
+        span.begin(GET + GET)
+        self.assertEqual(span.allowed(_NoPeek(), 65536), 2 * len(GET))
+        for name, peek, want in [
+            ("the same again", GET + GET, 2 * len(GET)),
+            ("one of them", GET, len(GET)),
+            ("the two again", GET + GET, 2 * len(GET)),
+            ("not whole", GET[:5], None),
+            ("body whole", POST + b"abcde", len(POST) + 5),
+            ("its start again: not whole", POST + b"ab", None),
+        ]:
+            with self.subTest(name):
+                if want is None:
+                    with self.assertRaises(NotWhole):
+                        span.begin(peek)
+                    continue
+                span.begin(peek)
+                self.assertEqual(span.allowed(_NoPeek(), 65536), want)
+
 
 
 if __name__ == "__main__":
