@@ -11,6 +11,10 @@ timeout per read or write, and a quick one costs no setsockopt
 (SO_RCVTIMEO, SO_SNDTIMEO) and no kernel timer. sendfile(2), which cannot
 be tried so, runs under SO_SNDTIMEO, set when a response first uses it.
 
+A connection whose PROXY header was peeked, not read (actd.worker:
+ahead) reads it with the request's first bytes, in one recv, and drops
+it.
+
 A response's last write may instead hand the rest to the master when the
 client stops taking bytes for actd.offload.PATIENCE (send_last,
 sendfile_last): the socket is then the master's.
@@ -32,18 +36,20 @@ class Connection:
     """One connected stream socket, borrowed: the caller closes it.
 
     timeout is in seconds (0: none); arrived: bytes are known to be there,
-    so the first read need not poll. A read or write that waited that long raises
+    so the first read need not poll; ahead: bytes before the request (a
+    PROXY header known to be in) that the first read takes and drops. A read or write that waited that long raises
     BlockingIOError (as one under SO_RCVTIMEO or SO_SNDTIMEO does); one
     the client reset raises ConnectionError.
     """
 
-    __slots__ = ("sock", "fd", "timeout", "read", "armed", "streaming")
+    __slots__ = ("sock", "fd", "timeout", "read", "armed", "streaming", "ahead")
 
-    def __init__(self, sock, timeout, arrived=False):
+    def __init__(self, sock, timeout, arrived=False, ahead=0):
         self.sock = sock
         self.fd = sock.fileno()
         self.timeout = timeout
-        self.read = arrived  # the first read is done, or need not poll
+        self.ahead = ahead  # bytes the first read drops
+        self.read = arrived and not ahead  # the first read is done, or need not poll
         self.armed = False  # SO_SNDTIMEO is set, for sendfile
         self.streaming = False  # TCP_NODELAY is set
 
@@ -55,12 +61,30 @@ class Connection:
         """Return 1 to size bytes, or b"" at end of file."""
         if not self.read:
             self.read = True
+            if self.ahead:
+                return self._past_ahead(size)
             self._wait(select.POLLIN)
         while True:
             try:
                 return self.sock.recv(size, DONTWAIT)
             except BlockingIOError:
                 self._wait(select.POLLIN)
+
+    def _past_ahead(self, size):
+        """The first read: the ahead bytes (in already) and 1 to size
+        bytes after them, which are returned; b"" at end of file."""
+        ahead, self.ahead = self.ahead, 0
+        data = b""
+        while len(data) <= ahead:
+            try:
+                more = self.sock.recv(ahead + size - len(data), DONTWAIT)
+            except BlockingIOError:
+                self._wait(select.POLLIN)
+                continue
+            if not more:
+                return b""
+            data += more
+        return data[ahead:]
 
     def sendall(self, data):
         """Send all of data (bytes)."""

@@ -9,7 +9,8 @@ requests the peek shows. A next request that the peek shows not whole (the
 children's rule, actd.screen.ready) is not read at all: NotWhole, and the
 connection goes back to the master, which holds it until it is. The rule
 is Go's (cmd/actd/httpd_exact.go); the cost is one recv(MSG_PEEK) per
-request, but for a screening child's first, whose screen has peeked.
+request, but for a screening child's first, whose screen has peeked, and
+its next ones, whose keep-alive wait peeked (actd.glance).
 """
 
 import socket
@@ -66,7 +67,7 @@ class Span:
     request whose bytes are not in the reader's buffer; allowed() is the
     most the next read may take, took() counts what it took."""
 
-    __slots__ = ("left", "start", "next")
+    __slots__ = ("left", "start", "next", "prior", "prior_span")
 
     def __init__(self, seen=None, plain=False):
         """seen: what a peek just showed of the connection's first request
@@ -76,13 +77,25 @@ class Span:
         self.left = None  # bytes still allowed; None: no bound
         self.start = True  # the next read is a request's first: peek
         self.next = False  # ... of a next request, which may go back
+        # the last peek found whole, and its span: a client that sends the
+        # same requests again (a poll, a benchmark) costs a compare, not a
+        # walk; kept for this connection only
+        self.prior = self.prior_span = None
         if seen:
             self.start = False
             self.left = len(seen) if plain else whole_span(seen)
 
-    def begin(self):
-        """Start a next request on the connection."""
-        self.start = self.next = True
+    def begin(self, peek=None):
+        """Start a next request on the connection; peek: what a peek just
+        showed of it (actd.glance: b"" for a client gone), if one did, so
+        the first read need not peek again. Raises NotWhole for a next
+        request that peek shows not whole."""
+        self.next = True
+        if peek is None:
+            self.start = True
+            return
+        self.start = False
+        self._bound(peek)
 
     def allowed(self, conn, size):
         """Return how many bytes (at most size) the next read from conn (an
@@ -113,13 +126,23 @@ class Span:
             peek = None
         except OSError:
             peek = b""  # the read that follows sees the fault
+        self._bound(peek)
+
+    def _bound(self, peek):
+        """Set how far reads may go from peek (None: nothing came yet,
+        b"": end of file or a fault); NotWhole as allowed's."""
         if not peek:
             self.left = None
             if peek is None and self.next:
                 raise NotWhole("no byte of the next request yet")
+            return
+        if peek == self.prior:
+            self.left = self.prior_span
             return
         span = whole_span(peek)
         whole = span is not None and 0 < span <= len(peek)
         if self.next and not whole and not screen.ready("http", peek):
             raise NotWhole("the next request is not whole")
         self.left = span
+        if whole:
+            self.prior, self.prior_span = peek, span

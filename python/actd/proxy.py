@@ -39,6 +39,12 @@ _OCTET = rb"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _QUAD = _OCTET + rb"(?:\." + _OCTET + rb"){3}"
 _PORT = rb"(0|[1-9][0-9]{0,4})"
 V1_TCP4 = re.compile(rb"PROXY TCP4 (" + _QUAD + rb") " + _QUAD + rb" " + _PORT + rb" " + _PORT + rb"\r\n")
+# the lines V1_TCP4 took, up to the ports (b"PROXY TCP4 SRC DST"): SRC as
+# a str. A balancer's lines share their addresses (a client's, this
+# host's), not their ports: a line that starts as one of these needs only
+# its ports checked (seen_tcp4), not the match (several times the cost)
+V1_SEEN = {}
+V1_SEEN_LIMIT = 1024
 
 
 class BadHeader(Exception):
@@ -56,14 +62,42 @@ def parse(buf):
     malformed one); length and address are 0 and None but for WHOLE.
     """
     buf = bytes(buf)
+    seen = seen_tcp4(buf)
+    if seen is not None:
+        return seen
     tcp4 = V1_TCP4.match(buf)
     if tcp4 is not None and int(tcp4[2]) <= 65535 and int(tcp4[3]) <= 65535:
-        return WHOLE, tcp4.end(), (tcp4[1].decode("ascii"), int(tcp4[2]))
+        source = tcp4[1].decode("ascii")
+        if len(V1_SEEN) >= V1_SEEN_LIMIT:
+            V1_SEEN.clear()  # bounded: many clients, each new line costs its match again
+        V1_SEEN[buf[:tcp4.start(2) - 1]] = source
+        return WHOLE, tcp4.end(), (source, int(tcp4[2]))
     if buf[:len(V2_SIGNATURE)] == V2_SIGNATURE[:len(buf)] and buf:
         return parse_v2(buf)
     if buf[:len(V1_PREFIX)] == V1_PREFIX[:len(buf)]:
         return parse_v1(buf)
     return BAD, 0, None
+
+
+def seen_tcp4(buf):
+    """Return parse's answer for buf if it starts with a v1 TCP4 line
+    whose addresses are those of a line V1_TCP4 took before (V1_SEEN)
+    and whose ports V1_TCP4 takes (_PORT, each at most 65535); else None
+    (the caller parses it the long way)."""
+    end = buf.find(b"\r\n", 0, V1_LIMIT)
+    parts = buf[:end].rsplit(b" ", 2) if end > 0 else ()
+    if len(parts) != 3:
+        return None
+    source = V1_SEEN.get(parts[0])
+    if source is None:
+        return None
+    port, other = parts[1], parts[2]
+    if (port.isdigit() and other.isdigit() and len(port) <= 5 and len(other) <= 5
+            and (port[0] != 48 or len(port) == 1) and (other[0] != 48 or len(other) == 1)):
+        port = int(port)
+        if port <= 65535 and int(other) <= 65535:
+            return WHOLE, end + 2, (source, port)
+    return None
 
 
 def parse_v1(buf):

@@ -29,6 +29,7 @@ import signal
 import time
 
 from . import channel as ch
+from .channel import join_address
 
 BUSY_AFTER = 0.005  # seconds a connection or request runs before it is reported
 SERVED_BATCH = 32
@@ -51,6 +52,7 @@ class Reporter:
         self.started = 0.0
         self.reported = False  # the connection in hand was reported B
         self.text = None  # a callable returning the request in hand, or None
+        self.client = None  # the connection's client (host, port) from a PROXY header, or None
         self.text_sent = False
         self.request_started = 0.0
         self.pending = 0  # short connections not yet reported with S
@@ -61,13 +63,15 @@ class Reporter:
         """Note a connection on listener; busy: B was already sent for it."""
         self.listener, self.started, self.reported, self.text = listener, self.clock(), busy, None
         self.active = True
-        self._watch()
+        if not self.timing:  # the test here, not in a call: this runs per connection
+            self._watch()
 
     def request(self, text):
         """Note a request; text() returns it as "METHOD /target"."""
         self.request_started, self.text_sent = self.clock(), False
         self.text = text
-        self._watch()
+        if not self.timing:
+            self._watch()
 
     def request_done(self):
         """Note the request's end (the connection may wait for another)."""
@@ -112,6 +116,15 @@ class Reporter:
         self.timing = False
         signal.setitimer(signal.ITIMER_REAL, 0)
 
+    def _described(self, text):
+        """Return text() followed by " from HOST:PORT" when a PROXY
+        header gave the client (behind a balancer the client is worth
+        showing, as in Go's), made only when a request is reported."""
+        client = self.client
+        if client is None:
+            return text()
+        return f"{text()} from {join_address(*client[:2]).decode()}"
+
     def _watch(self):
         if not self.timing:
             self.timing = True
@@ -142,7 +155,7 @@ class Reporter:
             text = self.text
             if text is not None and not self.text_sent and now - self.request_started >= BUSY_AFTER:
                 self.text_sent = True
-                self.channel.report_request(text())
+                self.channel.report_request(self._described(text))
         except OSError:
             pass  # the master is gone: the accept loop sees EOF later
         if self.reported and (self.text is None or self.text_sent):

@@ -12,6 +12,8 @@ python/screen_test.go checks both against one table.
 import re
 import socket
 
+from .http import seen_plain
+
 HEAD_LIMIT = 32768  # bytes looked at: acceptfilter.HeadLimit
 LINE_LIMIT = 8192  # the longest request line (acceptfilter.LineLimit): a longer one is 414
 FILTERS = ("data", "http")  # ACTD_ACCEPT_FILTER values a worker screens for
@@ -248,5 +250,5 @@ class Screen:
         if rule is not None:
             self.plain = False
             return READY if rule(peek) else WAIT
-        self.plain = self.filter == "http" and one_plain_head(peek)
+        self.plain = self.filter == "http" and (seen_plain(peek) or one_plain_head(peek))
         return READY if self.plain or ready(self.filter, peek) else WAIT

@@ -13,6 +13,7 @@ dropped when the channel is full), and what is left at exit.
 """
 
 import atexit
+import bisect
 import os
 import socket
 import struct
@@ -48,11 +49,9 @@ def code_index(status):
 
 
 def bucket_index(micros):
-    """Return the duration bucket of micros."""
-    for i, bound in enumerate(BOUNDS):
-        if micros <= bound:
-            return i
-    return len(BOUNDS)
+    """Return the duration bucket of micros: the first whose bound is
+    micros or more, else the last (+Inf)."""
+    return bisect.bisect_left(BOUNDS, micros)
 
 
 class Recorder:
@@ -66,6 +65,7 @@ class Recorder:
         self.sock = None  # opened at the first send: a zygote's child has its own channel at fd
         self.lock = threading.Lock()
         self.codes = [0] * NUM_CODES
+        self.index = {}  # status as add got it: its code_index (a few statuses recur)
         self.buckets = [0] * NUM_BUCKETS
         self.micros = 0
         self.pending = False
@@ -82,10 +82,16 @@ class Recorder:
 
     def add(self, status, micros):
         """Count an answer of status (str or int) that took micros."""
+        code = self.index.get(status)
+        if code is None:
+            code = code_index(status)
+            if len(self.index) < 64:
+                self.index[status] = code
+        micros = micros if micros > 0 else 0
         with self.lock:
-            self.codes[code_index(status)] += 1
-            self.buckets[bucket_index(max(micros, 0))] += 1
-            self.micros += max(micros, 0)
+            self.codes[code] += 1
+            self.buckets[bisect.bisect_left(BOUNDS, micros)] += 1
+            self.micros += micros
             self.pending = True
             if self.timer is None:
                 self.timer = threading.Timer(max(0.0, EVERY - (time.monotonic() - self.sent)), self.fire)

@@ -25,7 +25,8 @@ accepts, and hands each ready connection over as a file descriptor (C);
 it is served like an accepted one, between B and I. Between two of its
 requests, when nothing of the next one has arrived within GIVE_BACK_GRACE,
 the worker gives such a connection back (K) instead of waiting for it: an
-idle keep-alive client holds no child.
+idle keep-alive client holds no child. A screening child waits so with
+one blocking peek (actd.glance), and hears the master by SIGIO meanwhile.
 
 Children first (ACTD_PROTOCOL 4 or later, ACTD_ACCEPT_FILTER data or
 http, dispatch mode; capabilities "handoff" and "screen"): the worker
@@ -64,11 +65,11 @@ import time
 
 from . import channel as ch
 from . import proxy
+from .glance import GIVE_BACK_GRACE, Hearing, glance
 from .report import Reporter
 from .screen import FILTERS, GONE, HEAD_LIMIT, READY, WAIT, Screen
 from .unsent import write_unsent
 
-GIVE_BACK_GRACE = 0.001  # seconds a connection that may go back may keep its child idle
 BATCH = 32  # connections accepted in a row without reading orders
 BATCH_TIME = 0.050  # seconds of such a run
 ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
@@ -103,6 +104,9 @@ class Worker:
         self.again = Retry()
         self.channel = ch.Channel.from_environ(environ)
         self.screen = screen_for(environ, self.mode, self.channel.revision)  # a Screen, or None
+        # a screening child's keep-alive wait is one peek (wait_next), the
+        # channel heard by SIGIO meanwhile
+        self.hearing = Hearing(self.channel.fd) if self.screen is not None else None
         self.offload_max = offload_for(environ, self.mode, self.channel.revision)  # 0: none
         self.trust = proxy_for(environ, self.channel.revision)  # an actd.proxy.Trust, or None
         self.tls = tls_for(environ, self.channel.revision)  # {listener index: ssl.SSLContext}
@@ -115,7 +119,7 @@ class Worker:
         self.owed = False  # an A came while a connection waited (_heard): register again after it
         self.reporter = Reporter(self.channel)
         # hooks for actd.wsgi, see arrived
-        self.request = self.reporter.request if self.trust is None else self.request_from
+        self.request = self.reporter.request
         self.request_done = self.reporter.request_done
         self.watch = select.poll()
         self.watch.register(self.channel.fd, select.POLLIN)
@@ -129,8 +133,12 @@ class Worker:
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
+        self.ahead = 0  # ... bytes of its PROXY header still unread: its first read takes them (actd.connection)
         self.secure = False  # ... it is a TLS connection (an ssl.SSLSocket)
         self.last = False  # ... it ends before the next request: the master said so (_await)
+        self.held = None  # ... its socket, for the glance (wait_next)
+        self.armed = False  # ... whose SO_RCVTIMEO is the grace (actd.glance)
+        self.glimpse = None  # ... what the last wait_next peeked of its next request, if it did
 
     def run(self):
         """Say hello, then accept until a drain order or the master's EOF."""
@@ -149,19 +157,8 @@ class Worker:
     # Hooks for the connection in hand (actd.wsgi calls them). Besides
     # these, request(text) notes a request on it (text() describes it) and
     # request_done() its answer: the Reporter's own methods, set in
-    # __init__, so a request costs no call through the Worker; under
-    # ACTD_PROXY_FROM, request is request_from.
-
-    def request_from(self, text):
-        """Note a request on the connection in hand; text() describes it,
-        followed by " from HOST:PORT" when a PROXY header gave its client
-        (behind a balancer the client is worth showing, as in Go's)."""
-        address = self.address
-        if address is None:
-            self.reporter.request(text)
-            return
-        # the text is made only if the request is reported (it ran long)
-        self.reporter.request(lambda: f"{text()} from {proxy.join(*address[:2]).decode()}")
+    # __init__, so a request costs no call through the Worker (the
+    # Reporter adds the PROXY header's client, reporter.client, itself).
 
     def arrived(self):
         """Return whether the connection in hand has its request in, or
@@ -206,10 +203,22 @@ class Worker:
         A ping or a "register again" does not end the connection (_heard).
         A connection that may go back (handed over, or any under a filter
         for a screening child) waits only GIVE_BACK_GRACE: then False, and
-        it goes back to the master.
+        it goes back to the master. A screening child waits so by one peek
+        (actd.glance), which it leaves in self.glimpse for exact reading,
+        unless the master has spoken: then it polls, as the others do.
         """
+        self.glimpse = None
         if self.parkable:
             timeout = GIVE_BACK_GRACE
+            if self.hearing is not None and not self.hearing.spoken and not self.last:
+                self.glimpse, self.armed = glance(self.held, self.armed), True
+                ready = self.glimpse is not None
+                if not ready or not self.hearing.spoken:
+                    self.give_back = not ready
+                    return ready
+                timeout = 0  # an order came with the request: read as the poll would have
+        if self.hearing is not None:
+            self.hearing.spoken = False  # whatever comes from here on, the poll sees or flags again
         ready = False
         if not self.last:
             deadline = time.monotonic() + timeout
@@ -309,9 +318,11 @@ class Worker:
         self.reporter.start(index, busy=True)
         self.parkable, self.give_back, self.peeked = index not in self.tls, False, True
         self.listener, self.finished, self.address = index, False, self.channel.address
+        self.held = conn
         served = None
         try:
             addr = self.address or peer_address(conn)
+            self.reporter.client = self.address
             served = self._secure(conn, index)
             if served is not None:
                 self.serve(served, addr, self.locals[index])
@@ -319,8 +330,8 @@ class Worker:
             if self.give_back and not self.finished:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = self.secure = self.last = False
-            self.address = None
+            self.parkable = self.peeked = self.finished = self.secure = self.last = self.armed = False
+            self.address = self.held = self.glimpse = self.reporter.client = None
             close_both(conn, served)
         self.channel.send(ch.IDLE)
 
@@ -480,14 +491,17 @@ class Worker:
         return hello_ready(peek, HEAD_LIMIT)
 
     def _screen_header(self, conn, addr, rule):
-        """Read the PROXY header a trusted connection from addr starts with,
+        """Take the PROXY header a trusted connection from addr starts with,
         if it is whole, into self.address, and judge what follows it by
         the same peek (self.screen.judge, with rule): READY or WAIT as the
         screen finds it, None if nothing follows yet (the caller looks),
         PARTIAL if the header is not whole yet (nothing read), GONE if bad
         or the client went away. A header that keeps the socket's address
         (LOCAL, UNKNOWN) leaves addr there, so that a K says the header is
-        read: a K NOT_READY without an address has its header ahead."""
+        read: a K NOT_READY without an address has its header ahead. The
+        header of a READY connection on a listener without a rule of its
+        own (TLS's) is left for the request's first read (self.ahead), one
+        recv less; any other is read here."""
         try:
             peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT + HEAD_LIMIT, proxy.PEEK)
         except BlockingIOError:
@@ -497,13 +511,17 @@ class Worker:
         what, length, address = proxy.parse(peek)
         if what != proxy.WHOLE:
             return GONE if what == proxy.BAD or not peek else proxy.PARTIAL
-        try:
-            proxy.read_exactly(conn, length)
-        except (OSError, proxy.BadHeader):
-            return GONE
-        self.address = address or addr[:2]
         rest = peek[length:length + HEAD_LIMIT]
-        return self.screen.judge(rest, rule) if rest else None
+        seen = self.screen.judge(rest, rule) if rest else None
+        if seen != READY or rule is not None:
+            try:
+                proxy.read_exactly(conn, length)
+            except (OSError, proxy.BadHeader):
+                return GONE
+        else:
+            self.ahead = length
+        self.address = address or addr[:2]
+        return seen
 
     # connections
 
@@ -536,13 +554,14 @@ class Worker:
         (K) if it goes idle, before the caller reports it done."""
         conn, addr = got
         self.parkable, self.give_back = self.screen is not None and index not in self.tls, False
-        self.listener, self.finished = index, False
+        self.listener, self.finished, self.held = index, False, conn
         served = None
         try:
             if not judged and self.trust is not None and self.trust.trusts(index, addr):
-                if not self._read_header(conn):
+                if not self._read_header(conn, index):
                     return
             addr = self.address or addr
+            self.reporter.client = self.address
             served = self._secure(conn, index)
             if served is None:
                 return
@@ -551,8 +570,9 @@ class Worker:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = False
-            self.address, self.seen, self.plain = None, b"", False
+            self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = self.armed = False
+            self.address, self.seen, self.plain, self.held, self.glimpse = None, b"", False, None, None
+            self.reporter.client, self.ahead = None, 0
             close_both(conn, served)
 
     def _secure(self, conn, index):
@@ -566,16 +586,26 @@ class Worker:
         self.secure = True
         return handshake(ctx, conn)
 
-    def _read_header(self, conn):
+    def _read_header(self, conn, index):
         """Read the PROXY header of a connection from a trusted source into
         self.address, waiting up to header_timeout; False if it is bad,
-        late, or the client went away (the caller closes it, unanswered)."""
+        late, or the client went away (the caller closes it, unanswered).
+        A whole header on a listener without TLS is left for the request's
+        first read (self.ahead), one recv less."""
+        self.queued = True  # a balancer sends the request with its header: try the read before a poll
+        if index not in self.tls:
+            try:
+                what, length, address = proxy.parse(conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT, proxy.PEEK))
+            except OSError:  # nothing yet (BlockingIOError), or a fault consume finds again
+                what = None
+            if what == proxy.WHOLE:
+                self.address, self.ahead = address, length
+                return True
         try:
             self.address = proxy.consume(conn, self.header_timeout)
         except (proxy.BadHeader, OSError) as err:
             print(f"actd: PROXY header from {addr_text(peer_address(conn))}: {err}", file=sys.stderr, flush=True)
             return False
-        self.queued = True  # a balancer sends the request with its header: try the read before a poll
         return True
 
     def _check_listener(self, index):

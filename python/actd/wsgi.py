@@ -62,6 +62,8 @@ class Standalone:
     def request_done(self):
         pass
 
+    ahead = 0  # bytes before the request the first read drops (a Worker's PROXY header)
+
     def arrived(self):
         return False
 
@@ -123,7 +125,7 @@ class Server:
                         and not self.hooks.wait_next(conn.fd, self.options.keep_alive)):
                     return
                 if span and not reader.buf:
-                    span.begin()
+                    span.begin(hooks.glimpse)
         except exact.NotWhole:
             self.hooks.give_back = True  # unread: the master holds it until whole
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
@@ -135,7 +137,7 @@ class Server:
         if secure:
             from .tls import TLSConnection
             return TLSConnection(sock, self.options.timeout)
-        return Connection(sock, self.options.timeout, self.hooks.arrived())
+        return Connection(sock, self.options.timeout, self.hooks.arrived(), self.hooks.ahead)
 
     def _one(self, conn, reader, remote, local, secure=False):
         """Serve one request; return whether the connection stays open."""

@@ -65,6 +65,31 @@ class ConnectionTest(unittest.TestCase):
                 threading.Timer(0.05, client.sendall, [b"soon"]).start()
                 self.assertEqual(conn.recv(100), b"soon")
 
+    def test_ahead_dropped(self):
+        # a PROXY header peeked, not read (actd.worker's ahead): the first
+        # read takes it with the request and returns the request's bytes
+        header = b"PROXY TCP4 203.0.113.7 127.0.0.1 5555 80\r\n"
+        request = b"GET / HTTP/1.1\r\n\r\n"
+        cases = [
+            ("header and request", [header + request], 100, [request]),
+            ("the read's size is the request's", [header + request], 4, [b"GET ", b"/ HT"]),
+            ("the request comes later", [header, request], 100, [request]),
+            ("the client closes after the header", [header, None], 100, [b""]),
+        ]
+        for name, sends, size, want in cases:
+            with self.subTest(name):
+                client, server = socket.socketpair()
+                self.addCleanup(client.close)
+                self.addCleanup(server.close)
+                conn = Connection(server, TIMEOUT, True, ahead=len(header))
+                client.sendall(sends[0])
+                for later in sends[1:]:
+                    threading.Timer(0.05, client.sendall if later else client.shutdown,
+                                    [later if later else socket.SHUT_WR]).start()
+                got = [conn.recv(size) for _ in want]
+                self.assertEqual(got, want)
+                self.assertEqual(timeouts(conn), (NONE, NONE), "want no setsockopt")
+
     def test_c_socket(self):
         # a worker's accepted connection is the C socket class (actd.worker)
         import _socket

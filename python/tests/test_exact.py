@@ -6,7 +6,7 @@ import unittest
 import random
 
 from actd import screen
-from actd.exact import Span, one_plain_head, spans, whole_span
+from actd.exact import NotWhole, Span, one_plain_head, spans, whole_span
 
 GET = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
 POST = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
@@ -88,6 +88,55 @@ class SpanTest(unittest.TestCase):
     def test_unscreened_first_read_peeks(self):
         with self.assertRaises(AssertionError):
             Span().allowed(_NoPeek(), 65536)
+
+    def test_next_request_glanced(self):
+        # a next request whose keep-alive wait peeked (actd.glance): begin
+        # bounds its reads by that peek, with no peek of its own; None
+        # (no glance) leaves the peek to the first read
+        for name, peek, want in [
+            ("one request", GET, len(GET)),
+            ("two whole", GET + GET, 2 * len(GET)),
+            ("whole then start of next", GET + b"GET / HT", len(GET)),
+            ("body whole", POST + b"abcde", len(POST) + 5),
+            ("the client gone", b"", 65536),
+            ("not whole", b"GET / HT", None),
+            ("body not whole", POST + b"ab", None),
+        ]:
+            with self.subTest(name):
+                span = Span(GET)
+                span.took(len(GET))
+                if want is None:
+                    with self.assertRaises(NotWhole):
+                        span.begin(peek)
+                    continue
+                span.begin(peek)
+                self.assertEqual(span.allowed(_NoPeek(), 65536), want)
+        span = Span(GET)
+        span.begin(None)
+        with self.assertRaises(AssertionError):
+            span.allowed(_NoPeek(), 65536)
+
+    def test_same_peek_again(self):
+        # a peek like the last whole one takes its span without a walk;
+        # any other is walked (a next request not whole still goes back)
+        span = Span()
+        span.begin(GET + GET)
+        self.assertEqual(span.allowed(_NoPeek(), 65536), 2 * len(GET))
+        for name, peek, want in [
+            ("the same again", GET + GET, 2 * len(GET)),
+            ("one of them", GET, len(GET)),
+            ("the two again", GET + GET, 2 * len(GET)),
+            ("not whole", GET[:5], None),
+            ("body whole", POST + b"abcde", len(POST) + 5),
+            ("its start again: not whole", POST + b"ab", None),
+        ]:
+            with self.subTest(name):
+                if want is None:
+                    with self.assertRaises(NotWhole):
+                        span.begin(peek)
+                    continue
+                span.begin(peek)
+                self.assertEqual(span.allowed(_NoPeek(), 65536), want)
 
 
 

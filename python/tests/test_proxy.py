@@ -109,6 +109,24 @@ class ConsumeTest(unittest.TestCase):
             self.assertEqual(proxy.parse(buf), proxy.parse_v1(buf), buf)
         self.assertGreater(fast, 20)  # the fast path was taken
 
+    def test_tcp4_seen_path(self):
+        # a line whose addresses V1_TCP4 took before (V1_SEEN) gives, with
+        # its ports checked alone, what parse_v1 gives
+        rng = random.Random(20)
+        quads = [b"192.0.2.1", b"203.0.113.7", b"10.0.0.255", b"1.2.3.04", b"256.1.1.1", b"0.0.0.0"]
+        ports = [b"0", b"1", b"80", b"00", b"01", b"65535", b"65536", b"99999", b"100000", b"", b"-1", b"+1", b"8 0"]
+        tails = [b"\r\n", b"\r\nGET / HTTP/1.1\r\n\r\n", b"\n", b" \r\n", b"\r"]
+        proxy.V1_SEEN.clear()
+        seen = 0
+        for _ in range(20000):
+            line = b"PROXY TCP4 %s %s %s %s" % (rng.choice(quads), rng.choice(quads), rng.choice(ports),
+                                                rng.choice(ports))
+            buf = line + rng.choice(tails)
+            seen += proxy.seen_tcp4(buf) is not None
+            self.assertEqual(proxy.parse(buf), proxy.parse_v1(buf), buf)
+        self.assertGreater(seen, 100)  # the seen path was taken
+        self.assertLessEqual(len(proxy.V1_SEEN), 16)  # the good address pairs alone
+
     def test_in_pieces(self):
         # the header comes a few bytes at a time; the request after it stays unread
         for name, header in [("v1", V1), ("v2", v2(extra=TLV))]:

@@ -107,6 +107,41 @@ def reset(client):
     client.close()
 
 
+class SeenPlainTest(unittest.TestCase):
+    def test_judged_as_the_walk(self):
+        # a peek that is a head parse kept (http.HEADS_SEEN) is judged
+        # as one_plain_head and ready() judge it: only a whole head with
+        # no body and nothing after it is plain
+        from actd import http
+        from actd.screen import one_plain_head
+        heads = [b"GET /seen HTTP/1.1\r\nHost: a", b"POST /seen HTTP/1.1\r\nHost: a\r\nContent-Length: 5",
+                 b"POST /seen HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked",
+                 b"GET /seen HTTP/1.1\r\nHost: a\r\nContent-Length: 0", b"GET /seen HTTP/1.0"]
+        kept = dict(http.HEADS_SEEN)  # other tests may have filled it
+        http.HEADS_SEEN.clear()
+        self.addCleanup(http.HEADS_SEEN.update, kept)
+        for head in heads:
+            http.parse(head)
+            self.assertIn(head, http.HEADS_SEEN)
+        for head in heads:
+            for tail in (b"", b"\r\n", b"\r\n\r\n", b"\r\n\r\nab", b"\r\n\r\nabcde", b"\r\n\r\nGET / HTTP/1.1\r\n\r\n",
+                         b"\r\n\r\n0\r\n\r\n"):
+                for lead in (b"", b"\r\n"):
+                    peek = lead + head + tail
+                    with self.subTest(peek=peek):
+                        screen = Screen("http")
+                        got = screen.judge(peek)
+                        want = READY if ready("http", peek) else WAIT
+                        self.assertEqual(got, want)
+                        if screen.plain:  # its span is its length: one whole request
+                            self.assertTrue(http.seen_plain(peek) or one_plain_head(peek))
+                            self.assertTrue(peek.endswith(b"\r\n\r\n") and peek.count(b"\r\n\r\n") == 1)
+                            self.assertNotIn(b"chunked", peek)
+                            self.assertNotIn(b"Length: 5", peek)
+        self.assertTrue(http.seen_plain(heads[0] + b"\r\n\r\n"))
+        self.assertFalse(http.seen_plain(heads[1] + b"\r\n\r\n"))
+
+
 class CountedChecksTest(unittest.TestCase):
     """has_fault and names_framing stand in for FAULT.search and
     FRAMING.search on the per-connection path: they must agree."""

@@ -102,6 +102,103 @@ class WaitNextTest(unittest.TestCase):
                 self.assertEqual(w.owed, owed)
                 self.assertFalse(w.give_back)
 
+    def test_glance(self):
+        # A screening child's wait on a connection that may go back: one
+        # peek (actd.glance), the master heard by SIGIO. client: what the
+        # client does; orders: what the master sends before the wait, or
+        # during it (its peek); want: wait_next's answers; heard, left,
+        # owed as in test_orders; back: given back; glimpse: what the last
+        # wait left for exact reading (none after a poll).
+        request = b"GET / HTTP/1.1\r\n\r\n"
+        cases = [
+            ("nothing: give back", None, b"", "", [False], [], None, False, True, None),
+            ("the request", "send", b"", "", [True, True], [], None, False, False, request),
+            ("the client gone", "close", b"", "", [True], [], None, False, False, b""),
+            ("a ping, nothing", None, b"P", "before", [False], [(b"O", 7)], None, False, True, None),
+            ("a ping, the request in", "send", b"P", "before", [True], [(b"O", 7)], None, False, False, None),
+            ("a ping during the wait", "send", b"P", "during", [True], [(b"O", 7)], None, False, False, request),
+            ("a ping during, nothing: the accept loop's", None, b"P", "during", [False], [], b"P", False, True, None),
+            ("a drain during, nothing", None, b"D", "during", [False], [], b"D", False, True, None),
+            ("register again, the request in", "send", b"A", "before", [True], [], None, True, False, None),
+            ("register again during the wait", "send", b"A", "during", [True], [], None, True, False, request),
+            ("a drain, nothing", None, b"D", "before", [False], [], b"D", False, True, None),
+            ("a drain, the request in: the last", "send", b"D", "before", [True, False], [], b"D", False, True, None),
+            ("a drain during the wait: the last", "send", b"D", "during", [True, False], [], b"D", False, True, None),
+            ("the master gone, the request in", "send", None, "before", [True, False], [], b"", False, True, None),
+            ("the master gone during the wait", "send", None, "during", [True, False], [], b"", False, True, None),
+        ]
+        for name, client_does, orders, when, want, heard, left, owed, back, glimpse in cases:
+            with self.subTest(name):
+                w, master, client, server = self.worker("screen")
+                held = Counted(server)
+                w.parkable, w.held = True, held
+                self.assertEqual(rcvtimeo(server), bytes(16), "want no SO_RCVTIMEO before a wait")
+                w.hearing.spoken = False  # as after a first wait
+                held.during = (lambda: speak(master, orders)) if when == "during" else None
+                if when != "during":
+                    speak(master, orders)
+                if client_does == "send":
+                    client.sendall(request)
+                elif client_does == "close":
+                    client.close()
+                got = [w.wait_next(server.fileno(), 5) for _ in want]
+                self.assertEqual(got, want)
+                self.assertEqual(w.give_back, back)
+                self.assertEqual(w.glimpse, glimpse)
+                if orders is not None:
+                    self.assertEqual(said(master), heard)
+                self.assertEqual(w.channel.peek(), left)
+                self.assertEqual(w.owed, owed)
+                if held.armed:
+                    self.assertEqual(held.armed, 1, "want SO_RCVTIMEO set once a connection")
+                    self.assertNotEqual(rcvtimeo(server), bytes(16))
+
+
+def speak(master, orders):
+    """Send orders (bytes of message types) on master, or close it (None)."""
+    if orders is None:
+        master.close()
+    for kind in orders or b"":
+        master.send(ch.HEADER.pack(bytes([kind]), ch.WIRE, 0, 7))
+
+
+class Counted:
+    """A socket whose setsockopt calls are counted (armed); during, if
+    set, is called once as its next recv begins (the master speaks while
+    the child waits)."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.armed = 0
+        self.during = None
+
+    def recv(self, size, flags=0):
+        if self.during is not None:
+            self.during, during = None, self.during
+            during()
+        return self.sock.recv(size, flags)
+
+    def setsockopt(self, *args):
+        self.armed += 1
+        self.sock.setsockopt(*args)
+
+
+def rcvtimeo(sock):
+    """Return sock's SO_RCVTIMEO as struct timeval bytes."""
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, 16)
+
+
+def said(master):
+    """Return [(type, value)] of what the child sent the master so far."""
+    out = []
+    while True:
+        try:
+            msg = master.recv(64)
+        except BlockingIOError:
+            return out
+        kind, _, _, value = ch.HEADER.unpack(msg)
+        out.append((kind, value))
+
 
 if __name__ == "__main__":
     unittest.main()
