@@ -28,6 +28,9 @@ for fd in sys.argv[1:3]:
 for i, fd in enumerate(high):
     os.dup2(fd, 3 + i)
     os.close(fd)
+import actd.connection
+if os.environ.get("TEST_PATIENCE"):  # a loaded machine may pause a fast reader past 10 ms
+    actd.connection.PATIENCE = float(os.environ["TEST_PATIENCE"])
 from actd.wsgi import Options, Server
 from actd.worker import Worker
 BODY = bytes(range(256)) * 16384
@@ -107,7 +110,7 @@ class Child:
     buffer megabytes of a slow reader's response), and the test as its
     master."""
 
-    def __init__(self, test, offload_max=OFFLOAD_MAX):
+    def __init__(self, test, offload_max=OFFLOAD_MAX, patience=None):
         self.test = test
         where = tempfile.mkdtemp()
         test.addCleanup(os.rmdir, where)
@@ -123,6 +126,8 @@ class Child:
         env = dict(os.environ, LISTEN_FDS="1", ACTD_CHANNEL_FD="4", ACTD_ACCEPT_MODE="dispatch",
                    ACTD_PROTOCOL="5", ACTD_ACCEPT_FILTER="http", ACTD_SLOT="0",
                    ACTD_OFFLOAD_MAX=str(offload_max))
+        if patience is not None:
+            env["TEST_PATIENCE"] = str(patience)
         with tempfile.NamedTemporaryFile(delete=False) as f:
             f.write(BODY)
         test.addCleanup(os.unlink, f.name)
@@ -231,7 +236,10 @@ class WriteTest(unittest.TestCase):
                 self.assertEqual(client.recv(1), b"", "want nothing after the body (all copies closed)")
 
     def test_fast_reader_written_by_child(self):
-        c = Child(self)
+        # A reader that keeps reading is the child's to write; 10 ms of
+        # patience is what a real child has, but a loaded test machine
+        # can pause this reader longer, so the child here waits 5 s.
+        c = Child(self, patience=5)
         client = connect(self, c, b"GET /bytes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         c.started()
         got = b""
