@@ -30,7 +30,7 @@ func TestIssue24ServerCPU(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var g *cpuGroup
 			if tt.group {
-				g = testGroup(t)
+				g = testGroup(t, "")
 			}
 			cmd := exec.Command("sh", "-c", tt.script)
 			if g != nil {
@@ -44,7 +44,7 @@ func TestIssue24ServerCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			s := &issue24Server{serverProc: &serverProc{cmd: cmd}, group: g}
+			s := &cpuServer{serverProc: &serverProc{cmd: cmd}, group: g}
 			waitShell(t, cmd.Process.Pid, "sh\n", g) // in the group, waiting on stdin
 			used, ok := s.cpuAround(func() {
 				_, _ = stdin.Write([]byte("\n"))
@@ -57,14 +57,15 @@ func TestIssue24ServerCPU(t *testing.T) {
 	}
 }
 
-// testGroup makes a cgroup for a test and removes it at its end, or
-// skips the test if none can be made.
-func testGroup(t *testing.T) *cpuGroup {
+// testGroup makes a cgroup for a test (named after it and suffix, so a
+// test can make several) and removes it at its end, or skips the test if
+// none can be made.
+func testGroup(t *testing.T, suffix string) *cpuGroup {
 	info, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Skipf("no /proc/self/mountinfo: %v", err)
 	}
-	g, err := newCPUGroup(parseCgroupMounts(info), strings.ReplaceAll(t.Name(), "/", "-"))
+	g, err := newCPUGroup(parseCgroupMounts(info), strings.ReplaceAll(t.Name(), "/", "-")+suffix)
 	if err != nil {
 		t.Skipf("no writable cgroup that counts CPU (needs root): %v", err)
 	}
@@ -102,19 +103,19 @@ func TestIssue24CPUFrom(t *testing.T) {
 	noGroup := errors.New("no cgroup v1 cpuacct mount")
 	tests := []struct {
 		name    string
-		servers map[string]*issue24Server
+		servers map[string]*cpuServer
 		want    []string // in the text
 		wantNot []string
 	}{
-		{"all in v1 groups", map[string]*issue24Server{"i24-go": {group: v1}, "i24-go-proxy": {group: v1}},
+		{"all in v1 groups", map[string]*cpuServer{"i24-go": {group: v1}, "i24-go-proxy": {group: v1}},
 			[]string{"each server's own cgroup, cgroup v1 `cpuacct.usage`, in ns"}, []string{"except", "/proc/PID/stat"}},
-		{"v1 and v2", map[string]*issue24Server{"i24-go": {group: v1}, "i24-wsgi": {group: v2}},
+		{"v1 and v2", map[string]*cpuServer{"i24-go": {group: v1}, "i24-wsgi": {group: v2}},
 			[]string{"cgroup v1 `cpuacct.usage`, in ns and cgroup v2 `cpu.stat` usage_usec, in µs"}, []string{"except"}},
-		{"none: the trees", map[string]*issue24Server{"i24-go": {groupErr: noGroup}, "i24-wsgi": {groupErr: noGroup}},
+		{"none: the trees", map[string]*cpuServer{"i24-go": {groupErr: noGroup}, "i24-wsgi": {groupErr: noGroup}},
 			[]string{"`/proc/PID/stat`", "no cgroup could be made: i24-go (no cgroup v1 cpuacct mount)"}, []string{"own cgroup"}},
-		{"one without", map[string]*issue24Server{"i24-go": {group: v1}, "i24-wsgi": {groupErr: noGroup}},
+		{"one without", map[string]*cpuServer{"i24-go": {group: v1}, "i24-wsgi": {groupErr: noGroup}},
 			[]string{"own cgroup", "except i24-wsgi (no cgroup v1 cpuacct mount): the process tree's"}, nil},
-		{"no server", map[string]*issue24Server{}, []string{"no server ran"}, nil},
+		{"no server", map[string]*cpuServer{}, []string{"no server ran"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
