@@ -113,14 +113,15 @@ func TestCountHeld(t *testing.T) {
 }
 
 // issue20Cells builds one cell per server and load with the given
-// requests/s, master CPU per connection (µs) and share held, over 3 runs
+// requests/s, master CPU per connection (µs), share held and server CPU
+// per request (µs, read in a v1 group; none where not given), over 3 runs
 // of a second each.
-func issue20Cells(rates map[string]float64, cpu map[string]float64, held map[string]float64) []cell {
+func issue20Cells(rates, cpu, held, serverUS map[string]float64) []cell {
 	var cells []cell
 	for _, name := range issue20Loads {
 		l, _ := loadByName(name)
 		for server, rate := range rates {
-			c := cell{server: server, load: l}
+			c := cell{server: server, load: l, cpu: cpuSource{server: server, how: (&cpuGroup{}).how()}}
 			for range 3 {
 				conns := uint64(rate)
 				m := runMeasure{wrk: wrkResult{requests: int(rate), elapsed: time.Second}, conns: conns,
@@ -128,6 +129,9 @@ func issue20Cells(rates map[string]float64, cpu map[string]float64, held map[str
 				if l.keepAlive {
 					m.conns = 0
 					m.masterCPU = time.Duration(cpu[server]*rate) * time.Microsecond
+				}
+				if us, ok := serverUS[server]; ok {
+					m.serverCPU, m.serverKnown = time.Duration(us*rate)*time.Microsecond, true
 				}
 				if share, ok := held[server]; ok {
 					m.held, m.heldKnown = uint64(share*float64(m.conns)), true
@@ -147,7 +151,7 @@ func TestIssue20Targets(t *testing.T) {
 	}
 	cpu := map[string]float64{"actd-exclusive": 2, "actd-filter-http": 3, "actd-filter-http-master": 50, "wsgi-actd-filter-http": 48}
 	held := map[string]float64{"actd-filter-http": 0, "actd-filter-http-master": 1, "wsgi-actd-filter-http": 1}
-	r := report{opts: options{loads: issue20Loads, runs: 3, pool: 4}, cells: issue20Cells(rates, cpu, held)}
+	r := report{opts: options{loads: issue20Loads, runs: 3, pool: 4}, cells: issue20Cells(rates, cpu, held, nil)}
 	var b strings.Builder
 	r.writeIssue20Targets(&b)
 	got := b.String()
@@ -176,7 +180,8 @@ func TestIssue20Targets(t *testing.T) {
 func TestIssue20Markdown(t *testing.T) {
 	rates := map[string]float64{"actd-exclusive": 30000, "actd-filter-http": 28500, "actd-filter-http-master": 24000}
 	held := map[string]float64{"actd-filter-http": 0.02, "actd-filter-http-master": 1}
-	r := report{opts: options{loads: issue20Loads, runs: 3, pool: 4}, cells: issue20Cells(rates, map[string]float64{}, held)}
+	serverUS := map[string]float64{"actd-exclusive": 60, "actd-filter-http": 57}
+	r := report{opts: options{loads: issue20Loads, runs: 3, pool: 4}, cells: issue20Cells(rates, map[string]float64{}, held, serverUS)}
 	if !r.measuredIssue20() {
 		t.Fatalf("measuredIssue20: got false with actd-filter-http-master measured, want true")
 	}
@@ -186,6 +191,9 @@ func TestIssue20Markdown(t *testing.T) {
 		"| close-8 | 30000 | – | 28500 | 24000 | 0.95× | 0.80× |",
 		"| close-64 | 0.0 | – | 0.0 | 0.0 | 2.0% | 100.0% |",
 		"| keepalive-8 | 0.0 | – | 0.0 | 0.0 | – | – |",
+		"| load | exclusive: server µs | dispatch: server µs | default: server µs | master-first: server µs | default / exclusive | master-first / exclusive |",
+		"| close-1 | 60.0 | – | 57.0 | – | 0.95× | – |",
+		"Read before and after each run from each server's own cgroup, cgroup v1 `cpuacct.usage`, in ns, which every process it starts joins.",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("got\n%s\nwant it to contain %q", text, want)

@@ -13,8 +13,9 @@ type cell struct {
 	server string
 	load   load
 	runs   []runMeasure
-	err    error // set when the server could not be measured
-	stop   error // set when the server did not stop cleanly
+	cpu    cpuSource // where the server's CPU time was read
+	err    error     // set when the server could not be measured
+	stop   error     // set when the server did not stop cleanly
 }
 
 // runMatrix measures every server under every load. It returns the cells
@@ -38,10 +39,13 @@ func runMatrix(ctx context.Context, o options, t *tools, w wrkRunner) []cell {
 // fails keeps its error and is skipped in later rounds.
 func measureLoad(ctx context.Context, o options, t *tools, w wrkRunner, l load) []cell {
 	cells := make([]cell, len(o.servers))
-	procs := make([]*serverProc, len(o.servers))
+	procs := make([]*cpuServer, len(o.servers))
 	for i, srv := range o.servers {
 		cells[i] = cell{server: srv, load: l}
 		procs[i], cells[i].err = startFor(t, srv, l, o.pool)
+		if procs[i] != nil {
+			cells[i].cpu = sourceOf(srv, procs[i])
+		}
 	}
 	for range o.runs {
 		for i := range cells {
@@ -66,13 +70,14 @@ func measureLoad(ctx context.Context, o options, t *tools, w wrkRunner, l load) 
 }
 
 // startFor starts srv with the process budget and delay of l, the fast
-// loads getting size processes.
-func startFor(t *tools, srv string, l load, size int) (*serverProc, error) {
+// loads getting size processes, in a cgroup of its own where one can be
+// made (startCPUServer).
+func startFor(t *tools, srv string, l load, size int) (*cpuServer, error) {
 	s, err := newSetup(t, srv, poolFor(l, size), l.delay)
 	if err != nil {
 		return nil, err
 	}
-	p, err := startServer(srv, t, s)
+	p, err := startCPUServer(srv, t, s, readCgroupMounts())
 	if err == nil && countsHeld(srv) && t.actd != "" {
 		p.held = heldCounter(t.actd, controlSocket(s))
 	}
@@ -81,7 +86,7 @@ func startFor(t *tools, srv string, l load, size int) (*serverProc, error) {
 
 // warmAndMeasure puts unmeasured load on p (long enough for a scaling
 // server to grow to what l needs), then measures one run.
-func warmAndMeasure(ctx context.Context, o options, w wrkRunner, p *serverProc, l load) (runMeasure, error) {
+func warmAndMeasure(ctx context.Context, o options, w wrkRunner, p *cpuServer, l load) (runMeasure, error) {
 	warmup := o.warmup
 	if l.delay > 0 {
 		warmup = o.slowWarmup
