@@ -79,6 +79,7 @@ func (r report) issue20Markdown() string {
 	r.rateTable(&b, issue20WSGI, wsgiRatios)
 	r.serverCPUTable(&b, issue20WSGI, wsgiRatios)
 	r.cpuTable(&b, issue20WSGI[:3])
+	r.writePairs(&b)
 	r.writeIssue20Targets(&b)
 	b.WriteString(issue20End + "\n")
 	return b.String()
