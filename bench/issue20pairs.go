@@ -111,7 +111,10 @@ func wrkPair(ctx context.Context, w wrkRunner, servers [2]*cpuServer, l load, fi
 	for k := range runs {
 		runs[k].serverCPU, runs[k].serverKnown = use[k].cpu, use[k].known
 		if errs[k] == nil && runs[k].wrk.requests == 0 {
-			errs[k] = fmt.Errorf("%s: nothing answered", servers[k].name)
+			errs[k] = errors.New("nothing answered")
+		}
+		if errs[k] != nil {
+			errs[k] = fmt.Errorf("%s: %w", servers[k].name, errs[k])
 		}
 	}
 	return runs, errors.Join(errs[0], errs[1])
