@@ -122,9 +122,6 @@ func wrkPair(ctx context.Context, w wrkRunner, servers [2]*cpuServer, l load, fi
 
 // pairLine is one server's part of a together run's progress line.
 func pairLine(server string, m runMeasure) string {
-	line := fmt.Sprintf("%s %.0f req/s", server, m.wrk.rate())
-	if us, ok := m.serverPerRequest(); ok {
-		line += fmt.Sprintf(", server %.1f µs/req", us)
-	}
-	return line
+	us, ok := m.serverPerRequest()
+	return loadLine(server, m.wrk.rate(), us, ok)
 }

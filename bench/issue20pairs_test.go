@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,17 +16,7 @@ func TestPairMeasure(t *testing.T) {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		t.Skipf("no wrk to load the servers: %v", err)
 	}
-	if _, err := exec.LookPath(goBinary()); err != nil {
-		t.Skipf("no go command to build actd: %v", err)
-	}
-	root, err := repoRoot()
-	if err != nil {
-		t.Skipf("not in the actd repository: %v", err)
-	}
-	tl := &tools{dir: t.TempDir()}
-	if tl.actd, err = buildActd(root, filepath.Join(tl.dir, "actd")); err != nil {
-		t.Fatalf("build actd: %v", err)
-	}
+	tl := testActd(t)
 	w, err := newWrkRunner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -66,8 +66,8 @@ func (r report) issue20Markdown() string {
 	var b strings.Builder
 	b.WriteString(issue20Begin + "\n\n")
 	o := r.opts
-	fmt.Fprintf(&b, "Command: `go run ./bench -issue20` or a full run (this one: %d interleaved rounds of %v warm-up and a %v run per server; %d processes per server, one per connection for keep-alive; commit %s, %s, %s CPUs). The whole run took %s.\n\n",
-		o.runs, o.warmup, o.duration, o.pool, r.factValue("commit"), r.factValue("date"), r.factValue("nproc"), r.elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./bench -issue20` or a full run (this one: %d interleaved rounds of %v warm-up and a %v run per server; %s%d processes per server, one per connection for keep-alive; commit %s, %s, %s CPUs). The whole run took %s.\n\n",
+		o.runs, o.warmup, o.duration, r.pairRounds(), o.pool, r.factValue("commit"), r.factValue("date"), r.factValue("nproc"), r.elapsed.Round(time.Second))
 	b.WriteString("The master-first path is measured with `actd-filter-http-master`: the same pool and built-in handler, the worker started as `env ACTD_PROTOCOL=3 actd child http`, so it says hello as a revision-3 worker (no `screen`) and the master accepts and holds every connection. No flag of actd and no code of the product is added for it.\n\n")
 	b.WriteString("#### Built-in handler (Go worker library)\n\nexclusive: `actd-exclusive`; dispatch: `actd-dispatch`; default: `actd-filter-http` (dispatch, `--accept-filter http`, children first); master-first: `actd-filter-http-master`.\n\n")
 	goRatios := [][2]string{{"actd-filter-http", "actd-exclusive"}, {"actd-filter-http-master", "actd-exclusive"}}
@@ -83,6 +83,16 @@ func (r report) issue20Markdown() string {
 	r.writeIssue20Targets(&b)
 	b.WriteString(issue20End + "\n")
 	return b.String()
+}
+
+// pairRounds says how the target pairs were loaded together, for the
+// section's first line, or "" if none was.
+func (r report) pairRounds() string {
+	if len(r.pairs) == 0 || r.opts.pairRuns == 0 {
+		return ""
+	}
+	o := r.opts
+	return fmt.Sprintf("%d rounds of each target pair's two servers loaded at once, %v of warm-up and a %v run, the first %d of them after that round's runs alone; ", o.pairRuns, o.warmup, o.duration, min(o.runs, o.pairRuns))
 }
 
 // rateTable writes the median requests/s of servers for each load of

@@ -44,9 +44,6 @@ func measureTogether(ctx context.Context, t *tools, cells [2]*issue24Cell, serve
 
 // togetherLine is one pool's part of a together run's progress line.
 func togetherLine(server string, r issue24Run) string {
-	line := fmt.Sprintf("%s %.0f req/s", server, r.rate())
-	if us, ok := r.serverPerRequest(); ok {
-		line += fmt.Sprintf(", server %.1f µs/req", us)
-	}
-	return line
+	us, ok := r.serverPerRequest()
+	return loadLine(server, r.rate(), us, ok)
 }

@@ -32,29 +32,46 @@ func TestIssue24ServerCPU(t *testing.T) {
 			if tt.group {
 				g = testGroup(t, "")
 			}
-			cmd := exec.Command("sh", "-c", tt.script)
-			if g != nil {
-				g.wrap(cmd)
-			}
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			s := &cpuServer{serverProc: &serverProc{cmd: cmd}, group: g}
-			waitShell(t, cmd.Process.Pid, "sh\n", g) // in the group, waiting on stdin
+			s, poke := startShell(t, tt.script, g, 0)
 			used, ok := s.cpuAround(func() {
-				_, _ = stdin.Write([]byte("\n"))
-				waitShell(t, cmd.Process.Pid, "sleep\n", g)
+				poke()
+				waitShell(t, s.pid(), "sleep\n", g)
 			})
 			if !ok || used < 30*time.Millisecond || used > 500*time.Millisecond {
 				t.Errorf("got %v (read: %v), want 30 ms to 500 ms", used, ok)
 			}
 		})
 	}
+}
+
+// startShell starts sh -c script, in g if it is not nil, waits until g
+// has used cpu and the shell is alone in it (or, without g, until it
+// runs), and returns it with a function that writes it a line. The shell
+// is killed at the test's end.
+func startShell(t *testing.T, script string, g *cpuGroup, cpu time.Duration) (*cpuServer, func()) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	if g != nil {
+		g.wrap(cmd)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); g != nil; time.Sleep(10 * time.Millisecond) {
+		if used, err := g.usage(); err == nil && used >= cpu {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s: used under %v of CPU in 20 s", g.dir, cpu)
+		}
+	}
+	waitShell(t, cmd.Process.Pid, "sh\n", g) // in the group, waiting on stdin
+	return &cpuServer{serverProc: &serverProc{cmd: cmd}, group: g}, func() { _, _ = stdin.Write([]byte("\n")) }
 }
 
 // testGroup makes a cgroup for a test (named after it and suffix, so a

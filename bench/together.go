@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -56,4 +57,14 @@ func inBackground(f func()) (wait func()) {
 		f()
 	}()
 	return func() { <-done }
+}
+
+// loadLine is one server's part of a progress line: its requests/s and,
+// if known, its CPU per request in µs.
+func loadLine(server string, rate, us float64, known bool) string {
+	line := fmt.Sprintf("%s %.0f req/s", server, rate)
+	if known {
+		line += fmt.Sprintf(", server %.1f µs/req", us)
+	}
+	return line
 }

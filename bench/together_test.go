@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -24,7 +23,7 @@ func TestLoadPair(t *testing.T) {
 				if k == spinning {
 					script, before = "read _; "+cpuBusy+"; exec sleep 30", 0
 				}
-				servers[k], stdins[k] = startShellServer(t, script, fmt.Sprint(k), before)
+				servers[k], stdins[k] = startShell(t, script, testGroup(t, fmt.Sprint("-", k)), before)
 			}
 			var order []int
 			use := loadPair(servers, first, func(k int) func() {
@@ -43,34 +42,4 @@ func TestLoadPair(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startShellServer starts sh -c script in a cgroup of its own (its name
-// ends in name; skipping the test if none can be made), waits until the
-// group has used cpu and the shell is alone in it, and returns it with a
-// function that writes it a line. The shell is killed at the test's end.
-func startShellServer(t *testing.T, script, name string, cpu time.Duration) (*cpuServer, func()) {
-	t.Helper()
-	g := testGroup(t, "-"+name)
-	cmd := exec.Command("sh", "-c", script)
-	g.wrap(cmd)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	s := &cpuServer{serverProc: &serverProc{cmd: cmd}, group: g}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if used, err := g.usage(); err == nil && used >= cpu {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s: used under %v of CPU in 20 s", g.dir, cpu)
-		}
-	}
-	waitShell(t, cmd.Process.Pid, "sh\n", g)
-	return s, func() { _, _ = stdin.Write([]byte("\n")) }
 }
