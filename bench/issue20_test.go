@@ -320,10 +320,13 @@ func TestIssue20Markdown(t *testing.T) {
 
 // TestIssue20Doc keeps docs/benchmarks.md true to the suite: the issue 20
 // section's markers are there once each, in order, so -issue20 rewrites it
-// in place; the commands it shows parse; every server it names is one the
-// suite knows.
+// in place; the commands it shows parse; it gives the pair rounds that
+// -issue20 runs; every server it names is one the suite knows.
 func TestIssue20Doc(t *testing.T) {
-	doc := issueDoc(t, "20", issue20Begin, issue20End, "-issue20", "-issue20 -quick -out=", "-issue20 -runs 5 -loads close-8,close-64")
+	doc := issueDoc(t, "20", issue20Begin, issue20End, "-issue20", "-issue20 -quick -out=", "-issue20 -runs 5 -loads close-8,close-64", "-issue20 -pair-runs 11")
+	if want := "run, in " + issue20Flags["pair-runs"] + " rounds (`-pair-runs`"; !strings.Contains(doc, want) {
+		t.Errorf("docs/benchmarks.md: got no %q, want the pair rounds -issue20 runs", want)
+	}
 	for _, server := range append(slices.Clone(issue20Go), issue20WSGI...) {
 		if !strings.Contains(doc, "`"+server+"`") {
 			t.Errorf("docs/benchmarks.md: got no `%s`, want every server of -issue20 named", server)
