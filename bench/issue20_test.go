@@ -336,3 +336,36 @@ func TestIssue20Doc(t *testing.T) {
 		}
 	}
 }
+
+func TestPairRounds(t *testing.T) {
+	pair := []pairCell{{target: issue20RatioTargets()[0]}}
+	tests := []struct {
+		runs, pairRuns int
+		pairs          []pairCell
+		want           string
+	}{
+		{3, 7, pair, "7 rounds of each target pair's two servers loaded at once, 1s of warm-up and a 2s run, the first 3 of them after that round's runs alone; "},
+		{1, 1, pair, "1 round of each target pair's two servers loaded at once, 1s of warm-up and a 2s run, each after that round's runs alone; "},
+		{5, 3, pair, "3 rounds of each target pair's two servers loaded at once, 1s of warm-up and a 2s run, each after that round's runs alone; "},
+		{3, 0, nil, ""},
+		{3, 3, nil, ""}, // no pair among the servers run
+	}
+	for _, tt := range tests {
+		r := report{opts: options{runs: tt.runs, pairRuns: tt.pairRuns, warmup: time.Second, duration: 2 * time.Second}, pairs: tt.pairs}
+		if got := r.pairRounds(); got != tt.want {
+			t.Errorf("runs %d, pair runs %d: got %q, want %q", tt.runs, tt.pairRuns, got, tt.want)
+		}
+	}
+}
+
+func TestPairsInTargetOrder(t *testing.T) {
+	targets := issue20RatioTargets()
+	r := report{pairs: []pairCell{{target: targets[9]}, {target: targets[0]}, {target: targets[4]}, {target: targets[1]}}}
+	var got []ratioTarget
+	for _, p := range r.pairsInTargetOrder() {
+		got = append(got, p.target)
+	}
+	if want := []ratioTarget{targets[0], targets[1], targets[4], targets[9]}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

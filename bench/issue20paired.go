@@ -90,7 +90,7 @@ func (r report) writePairs(b *strings.Builder) {
 	}
 	b.WriteString("#### The target pairs loaded together\n\n")
 	t := mdTable{head: []string{"server / peer", "load", "requests/s together", "requests/s ratio", "server µs/request together", "µs/request ratio"}}
-	for _, p := range r.pairs {
+	for _, p := range r.pairsInTargetOrder() {
 		f := p.figures()
 		t.add(p.target.server+" / "+p.target.peer, p.target.load,
 			spread(f.rate[0], "%.0f")+" / "+spread(f.rate[1], "%.0f"), pairedRatioText(f.rateRatio),
@@ -103,6 +103,20 @@ func (r report) writePairs(b *strings.Builder) {
 			fmt.Fprintf(b, "%s: %d of %d rounds together failed, the last: %s\n\n", p.target, p.failed, p.failed+len(p.runs), mdEscape(firstLineOf(p.err.Error())))
 		}
 	}
+}
+
+// pairsInTargetOrder returns the run's pairs in the order of
+// issue20RatioTargets (they are measured load by load).
+func (r report) pairsInTargetOrder() []pairCell {
+	var pairs []pairCell
+	for _, t := range issue20RatioTargets() {
+		for _, p := range r.pairs {
+			if p.target == t {
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	return pairs
 }
 
 // pairNotes says what the pair table's figures are and what they

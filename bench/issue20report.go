@@ -92,7 +92,20 @@ func (r report) pairRounds() string {
 		return ""
 	}
 	o := r.opts
-	return fmt.Sprintf("%d rounds of each target pair's two servers loaded at once, %v of warm-up and a %v run, the first %d of them after that round's runs alone; ", o.pairRuns, o.warmup, o.duration, min(o.runs, o.pairRuns))
+	after := fmt.Sprintf("the first %d of them", min(o.runs, o.pairRuns))
+	if o.runs >= o.pairRuns {
+		after = "each"
+	}
+	return fmt.Sprintf("%d round%s of each target pair's two servers loaded at once, %v of warm-up and a %v run, %s after that round's runs alone; ",
+		o.pairRuns, plural(o.pairRuns), o.warmup, o.duration, after)
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // rateTable writes the median requests/s of servers for each load of
