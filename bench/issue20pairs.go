@@ -68,9 +68,9 @@ func pairsFor(servers []string, l load) []pairCell {
 
 // measure loads p's two servers (procs, by name; nil if one did not
 // start) together for one round: o.warmup of warm-up, then a run of
-// o.duration, the server's wrk started first in even rounds and the
-// peer's in odd ones, so that neither gets the head start every time. A
-// round that fails is counted in p.failed.
+// o.duration, the server's wrk started first in even rounds (counted
+// from 0) and the peer's in odd ones, so that neither gets the head
+// start every time. A round that fails is counted in p.failed.
 func (p *pairCell) measure(ctx context.Context, o options, w wrkRunner, l load, procs map[string]*cpuServer, round int) {
 	servers := [2]*cpuServer{procs[p.target.server], procs[p.target.peer]}
 	if servers[0] == nil || servers[1] == nil || ctx.Err() != nil {
