@@ -13,17 +13,7 @@ import (
 // their request in), while actd-filter-http-master, the same handler as a
 // revision-3 worker, has every one of them held by the master.
 func TestFilterServersPaths(t *testing.T) {
-	if _, err := exec.LookPath(goBinary()); err != nil {
-		t.Skipf("no go command to build actd: %v", err)
-	}
-	root, err := repoRoot()
-	if err != nil {
-		t.Skipf("not in the actd repository: %v", err)
-	}
-	tl := &tools{dir: t.TempDir()}
-	if tl.actd, err = buildActd(root, filepath.Join(tl.dir, "actd")); err != nil {
-		t.Fatalf("build actd: %v", err)
-	}
+	tl := testActd(t)
 	const requests = 40
 	tests := []struct {
 		server     string
@@ -63,4 +53,22 @@ func TestFilterServersPaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testActd builds this checkout's actd into the tools of a test, or
+// skips the test without a go command or outside the repository.
+func testActd(t *testing.T) *tools {
+	t.Helper()
+	if _, err := exec.LookPath(goBinary()); err != nil {
+		t.Skipf("no go command to build actd: %v", err)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		t.Skipf("not in the actd repository: %v", err)
+	}
+	tl := &tools{dir: t.TempDir()}
+	if tl.actd, err = buildActd(root, filepath.Join(tl.dir, "actd")); err != nil {
+		t.Fatalf("build actd: %v", err)
+	}
+	return tl
 }

@@ -30,16 +30,18 @@ const issue20Pool = 4
 
 // issue20Flags are the settings -issue20 gives the flags that the command
 // line does not set: only the comparison's servers and loads, pool 4, 2 s
-// runs, no idle window, slow clients, ramp or plot.
+// runs, the target pairs loaded together in 7 rounds, no idle window,
+// slow clients, ramp or plot.
 var issue20Flags = map[string]string{
-	"servers":  strings.Join(append(append([]string{}, issue20Go...), issue20WSGI...), ","),
-	"loads":    strings.Join(issue20Loads, ","),
-	"pool":     fmt.Sprint(issue20Pool),
-	"duration": "2s",
-	"idle":     "0",
-	"slow":     "",
-	"ramp":     "",
-	"plot":     "",
+	"servers":   strings.Join(append(append([]string{}, issue20Go...), issue20WSGI...), ","),
+	"loads":     strings.Join(issue20Loads, ","),
+	"pool":      fmt.Sprint(issue20Pool),
+	"duration":  "2s",
+	"pair-runs": "7",
+	"idle":      "0",
+	"slow":      "",
+	"ramp":      "",
+	"plot":      "",
 }
 
 // setIssue20 sets every flag of issue20Flags that the command line did

@@ -66,26 +66,71 @@ func (r report) issue20Markdown() string {
 	var b strings.Builder
 	b.WriteString(issue20Begin + "\n\n")
 	o := r.opts
-	fmt.Fprintf(&b, "Command: `go run ./bench -issue20` or a full run (this one: %d interleaved rounds of %v warm-up and a %v run per server; %d processes per server, one per connection for keep-alive; commit %s, %s, %s CPUs). The whole run took %s.\n\n",
-		o.runs, o.warmup, o.duration, o.pool, r.factValue("commit"), r.factValue("date"), r.factValue("nproc"), r.elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./bench -issue20` or a full run (this one: %d interleaved rounds of %v warm-up and a %v run per server; %s%d processes per server, one per connection for keep-alive; commit %s, %s, %s CPUs). The whole run took %s.\n\n",
+		o.runs, o.warmup, o.duration, r.pairRounds(), o.pool, r.factValue("commit"), r.factValue("date"), r.factValue("nproc"), r.elapsed.Round(time.Second))
 	b.WriteString("The master-first path is measured with `actd-filter-http-master`: the same pool and built-in handler, the worker started as `env ACTD_PROTOCOL=3 actd child http`, so it says hello as a revision-3 worker (no `screen`) and the master accepts and holds every connection. No flag of actd and no code of the product is added for it.\n\n")
 	b.WriteString("#### Built-in handler (Go worker library)\n\nexclusive: `actd-exclusive`; dispatch: `actd-dispatch`; default: `actd-filter-http` (dispatch, `--accept-filter http`, children first); master-first: `actd-filter-http-master`.\n\n")
-	r.rateTable(&b, issue20Go, [][2]string{{"actd-filter-http", "actd-exclusive"}, {"actd-filter-http-master", "actd-exclusive"}})
+	goRatios := [][2]string{{"actd-filter-http", "actd-exclusive"}, {"actd-filter-http-master", "actd-exclusive"}}
+	r.rateTable(&b, issue20Go, goRatios)
+	r.serverCPUTable(&b, issue20Go, goRatios)
 	r.cpuTable(&b, issue20Go[:4])
 	b.WriteString("#### WSGI hello application (`python3 -m actd.wsgi`)\n\nactd exclusive: `wsgi-actd-exclusive`; actd dispatch: `wsgi-actd-dispatch`; actd default: `wsgi-actd-filter-http`; gunicorn sync: `gunicorn`; uWSGI: `uwsgi` (`--http-socket`); the same application and process count.\n\n")
-	r.rateTable(&b, issue20WSGI, [][2]string{{"wsgi-actd-filter-http", "wsgi-actd-exclusive"}, {"wsgi-actd-filter-http", "gunicorn"}, {"wsgi-actd-filter-http", "uwsgi"}})
+	wsgiRatios := [][2]string{{"wsgi-actd-filter-http", "wsgi-actd-exclusive"}, {"wsgi-actd-filter-http", "gunicorn"}, {"wsgi-actd-filter-http", "uwsgi"}}
+	r.rateTable(&b, issue20WSGI, wsgiRatios)
+	r.serverCPUTable(&b, issue20WSGI, wsgiRatios)
 	r.cpuTable(&b, issue20WSGI[:3])
+	r.writePairs(&b)
 	r.writeIssue20Targets(&b)
 	b.WriteString(issue20End + "\n")
 	return b.String()
 }
 
-// rateTable writes the median requests/s of servers for each load of the
-// comparison, and each pair's ratio (first over second).
+// pairRounds says how the target pairs were loaded together, for the
+// section's first line, or "" if none was.
+func (r report) pairRounds() string {
+	if len(r.pairs) == 0 || r.opts.pairRuns == 0 {
+		return ""
+	}
+	o := r.opts
+	after := fmt.Sprintf("the first %d of them", min(o.runs, o.pairRuns))
+	if o.runs >= o.pairRuns {
+		after = "each"
+	}
+	return fmt.Sprintf("%d round%s of each target pair's two servers loaded at once, %v of warm-up and a %v run, %s after that round's runs alone; ",
+		o.pairRuns, plural(o.pairRuns), o.warmup, o.duration, after)
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// rateTable writes the median requests/s of servers for each load of
+// the comparison, and each pair's ratio (first over second).
 func (r report) rateTable(b *strings.Builder, servers []string, ratios [][2]string) {
+	r.figureTable(b, servers, ratios, "", r.medianRate, "%.0f")
+	b.WriteString("Requests/s: each server loaded alone, median of the rounds; ratios of the medians.\n\n")
+}
+
+// serverCPUTable writes the median server CPU per request of servers
+// (serverCPU) for each load of the comparison, and each pair's ratio.
+func (r report) serverCPUTable(b *strings.Builder, servers []string, ratios [][2]string) {
+	r.figureTable(b, servers, ratios, ": server µs", r.serverCPU, "%.1f")
+	b.WriteString("Server µs: CPU time (user and system) of the whole server, master and children or workers, during a run alone (the runs of the table above) over the requests it answered, median of the rounds; ratios of the medians. Read before and after each run from " +
+		r.cpuFrom() + ". A ratio under 1× is a server that spends less CPU per request than the other.\n\n")
+}
+
+// figureTable writes a row per load of the comparison: figure (0 if not
+// measured, shown as "–") of each server formatted with verb, under its
+// label and suffix, then each pair's ratio (first over second; "–" if
+// either is missing).
+func (r report) figureTable(b *strings.Builder, servers []string, ratios [][2]string, suffix string, figure func(server, load string) float64, verb string) {
 	var head []string
 	for _, s := range servers {
-		head = append(head, label(s))
+		head = append(head, label(s)+suffix)
 	}
 	for _, p := range ratios {
 		head = append(head, label(p[0])+" / "+label(p[1]))
@@ -93,14 +138,13 @@ func (r report) rateTable(b *strings.Builder, servers []string, ratios [][2]stri
 	r.loadTable(head, func(name string) []string {
 		var row []string
 		for _, s := range servers {
-			row = append(row, r.rateText(s, name))
+			row = append(row, figureText(figure(s, name), verb))
 		}
 		for _, p := range ratios {
-			row = append(row, times(r.medianRate(p[0], name), r.medianRate(p[1], name)))
+			row = append(row, ratioText(figure(p[0], name), figure(p[1], name)))
 		}
 		return row
 	}).write(b)
-	b.WriteString("Requests/s: median of the rounds; ratios of the medians.\n\n")
 }
 
 // cpuTable writes the median master CPU per connection (per request for
@@ -138,12 +182,46 @@ func (r report) loadTable(head []string, row func(load string) []string) mdTable
 	return t
 }
 
-// rateText is server's median requests/s under a load, or "–".
-func (r report) rateText(server, loadName string) string {
-	if got := r.medianRate(server, loadName); got > 0 {
-		return fmt.Sprintf("%.0f", got)
+// figureText is v formatted with verb, or "–" if it is 0 (not measured).
+func figureText(v float64, verb string) string {
+	if v > 0 {
+		return fmt.Sprintf(verb, v)
 	}
 	return "–"
+}
+
+// rateText is server's median requests/s under a load, or "–".
+func (r report) rateText(server, loadName string) string {
+	return figureText(r.medianRate(server, loadName), "%.0f")
+}
+
+// serverCPU returns the median over runs of server's whole CPU time per
+// request under a load (runMeasure.serverPerRequest), in µs, or 0 if it
+// did not run or no run read it.
+func (r report) serverCPU(server, loadName string) float64 {
+	c := r.cellFor(server, loadName)
+	if c == nil {
+		return 0
+	}
+	var xs []float64
+	for _, m := range c.runs {
+		if us, ok := m.serverPerRequest(); ok {
+			xs = append(xs, us)
+		}
+	}
+	return summarize(xs).median
+}
+
+// cpuFrom says where the servers' CPU time was read (servercpu.go's
+// cpuFrom) in the run's cells of the comparison.
+func (r report) cpuFrom() string {
+	var sources []cpuSource
+	for _, c := range r.cells {
+		if c.err == nil && len(c.runs) > 0 && slices.Contains(r.issue20LoadsRun(), c.load.name) {
+			sources = append(sources, c.cpu)
+		}
+	}
+	return cpuFrom(sources)
 }
 
 // masterCPU returns the median over runs of server's master CPU per

@@ -10,7 +10,7 @@ import (
 // by ±20% between rounds, far more than the 5% the target allows, mostly
 // with the share of the CPUs the server gets. The CPU time the server
 // spends per request does not count time spent waiting for a CPU, so
-// issue 24's target is judged by it (issue24cpu.go: each server's own
+// issue 24's target is judged by it (servercpu.go: each server's own
 // cgroup, in ns or µs): the ratio of the medians with and without a
 // header, beside the requests/s. Contention still moves it (in a first
 // run, the rounds with the fewest requests/s spent the most CPU per

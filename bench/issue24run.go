@@ -58,7 +58,7 @@ type issue24Run struct {
 	clientRun
 	round       int           // the round it was measured in, from 0
 	masterCPU   time.Duration // the main process's threads (schedstat)
-	serverCPU   time.Duration // its cgroup's, or its whole process tree's (issue24cpu.go)
+	serverCPU   time.Duration // its cgroup's, or its whole process tree's (servercpu.go)
 	serverKnown bool          // serverCPU was read, before and after
 }
 
@@ -127,7 +127,7 @@ func runIssue24(ctx context.Context, o options, t *tools, root string) error {
 
 // issue24Round measures the cells of round in issue24Order, and each
 // PROXY pair together right after its two cells' runs alone.
-func issue24Round(ctx context.Context, t *tools, cells []issue24Cell, procs map[string]*issue24Server, round int, timing issue24Timing) {
+func issue24Round(ctx context.Context, t *tools, cells []issue24Cell, procs map[string]*cpuServer, round int, timing issue24Timing) {
 	order := issue24Order(cells, round, timing)
 	for pos, i := range order {
 		if cells[i].err != nil || ctx.Err() != nil {
@@ -137,7 +137,7 @@ func issue24Round(ctx context.Context, t *tools, cells []issue24Cell, procs map[
 		fmt.Fprintf(os.Stderr, "  round %d %s\n", round+1, cells[i].summary())
 		if pos%2 == 1 && cells[i].isPair() { // the order starts with the pairs, two by two
 			a, b := &cells[order[pos-1]], &cells[i]
-			measureTogether(ctx, t, [2]*issue24Cell{a, b}, [2]*issue24Server{procs[a.server], procs[b.server]}, round, timing)
+			measureTogether(ctx, t, [2]*issue24Cell{a, b}, [2]*cpuServer{procs[a.server], procs[b.server]}, round, timing)
 		}
 	}
 }
@@ -145,14 +145,13 @@ func issue24Round(ctx context.Context, t *tools, cells []issue24Cell, procs map[
 // startIssue24 starts every server of the comparison with issue24Procs
 // processes, each in a cgroup of its own where one can be made. It
 // returns the running ones, and the start error of the others.
-func startIssue24(t *tools) (map[string]*issue24Server, map[string]error) {
-	procs, errs := map[string]*issue24Server{}, map[string]error{}
-	info, _ := os.ReadFile("/proc/self/mountinfo")
-	mounts := parseCgroupMounts(info)
+func startIssue24(t *tools) (map[string]*cpuServer, map[string]error) {
+	procs, errs := map[string]*cpuServer{}, map[string]error{}
+	mounts := readCgroupMounts()
 	for _, name := range issue24Servers {
 		s, err := newSetup(t, name, fastPoolOf(issue24Procs), 0)
 		if err == nil {
-			procs[name], err = startIssue24Server(name, t, s, mounts)
+			procs[name], err = startCPUServer(name, t, s, mounts)
 		}
 		if err != nil {
 			delete(procs, name)
@@ -161,6 +160,18 @@ func startIssue24(t *tools) (map[string]*issue24Server, map[string]error) {
 		}
 	}
 	return procs, errs
+}
+
+// issue24CPUFrom says where the CPU time of issue 24's running servers
+// was read (cpuFrom), in the order of issue24Servers.
+func issue24CPUFrom(servers map[string]*cpuServer) string {
+	var sources []cpuSource
+	for _, name := range issue24Servers {
+		if s := servers[name]; s != nil {
+			sources = append(sources, sourceOf(name, s))
+		}
+	}
+	return cpuFrom(sources)
 }
 
 // issue24Order returns the indices of the cells to measure in round
@@ -212,7 +223,7 @@ func (c issue24Cell) isPair() bool {
 // the CPU of the server's main process and of the whole server around it.
 // A run in which no request was answered becomes c's error, and c is
 // skipped from then on.
-func (c *issue24Cell) measure(ctx context.Context, t *tools, p *issue24Server, round int, timing issue24Timing) {
+func (c *issue24Cell) measure(ctx context.Context, t *tools, p *cpuServer, round int, timing issue24Timing) {
 	warmup, run := timing.warmup, timing.run
 	if c.isPair() {
 		warmup, run = timing.pairWarmup, timing.pairRun

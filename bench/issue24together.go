@@ -4,16 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 )
 
-// A PROXY pair's two pools measured in the same time window: both loaded
-// at once, each by its own client, so that both see the same state of
-// the shared machine (the other engineers' load, the CPU frequency, the
-// caches), which two runs back to back do not. Each pool's CPU comes from
-// its own cgroup (or tree), so the two do not mix. The pools compete for
-// the two CPUs then, so their requests/s are not those of a pool alone:
+// A PROXY pair's two pools measured in the same time window (together.go):
 // the PROXY table takes requests/s from the runs alone and server CPU per
 // request from these.
 
@@ -22,7 +16,7 @@ import (
 // appends to each cell's together runs the run it saw, with its
 // server's CPU meanwhile. A cell whose client got no answer gets no run
 // (its runs alone say why, or will).
-func measureTogether(ctx context.Context, t *tools, cells [2]*issue24Cell, servers [2]*issue24Server, round int, timing issue24Timing) {
+func measureTogether(ctx context.Context, t *tools, cells [2]*issue24Cell, servers [2]*cpuServer, round int, timing issue24Timing) {
 	if cells[0].err != nil || cells[1].err != nil || servers[0] == nil || servers[1] == nil || ctx.Err() != nil {
 		return
 	}
@@ -30,24 +24,17 @@ func measureTogether(ctx context.Context, t *tools, cells [2]*issue24Cell, serve
 	for k, c := range cells {
 		clients[k] = newIssue24Client(issue24Speaks(c.server), t)
 	}
-	both := func(d time.Duration, each func(k int, load func() clientRun)) {
-		var wg sync.WaitGroup
-		for k := range cells {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				each(k, func() clientRun { return clients[k].run(ctx, addr(servers[k].port), issue24Conns, false, d) })
-			}()
-		}
-		wg.Wait()
-	}
-	both(timing.pairWarmup, func(_ int, load func() clientRun) { load() })
 	var runs [2]issue24Run
-	both(timing.togetherRun, func(k int, load func() clientRun) {
-		runs[k].round = round
-		runs[k].serverCPU, runs[k].serverKnown = servers[k].cpuAround(func() { runs[k].clientRun = load() })
-	})
+	load := func(d time.Duration) func(k int) func() {
+		return func(k int) func() {
+			return inBackground(func() { runs[k].clientRun = clients[k].run(ctx, addr(servers[k].port), issue24Conns, false, d) })
+		}
+	}
+	loadPair(servers, 0, load(timing.pairWarmup))
+	use := loadPair(servers, 0, load(timing.togetherRun))
 	for k, c := range cells {
+		runs[k].round = round
+		runs[k].serverCPU, runs[k].serverKnown = use[k].cpu, use[k].known
 		if runs[k].requests > 0 {
 			c.together = append(c.together, runs[k])
 		}
@@ -57,9 +44,6 @@ func measureTogether(ctx context.Context, t *tools, cells [2]*issue24Cell, serve
 
 // togetherLine is one pool's part of a together run's progress line.
 func togetherLine(server string, r issue24Run) string {
-	line := fmt.Sprintf("%s %.0f req/s", server, r.rate())
-	if us, ok := r.serverPerRequest(); ok {
-		line += fmt.Sprintf(", server %.1f µs/req", us)
-	}
-	return line
+	us, ok := r.serverPerRequest()
+	return loadLine(server, r.rate(), us, ok)
 }

@@ -12,14 +12,16 @@ const memorySampleEvery = 250 * time.Millisecond
 
 // runMeasure is what one measured run observed.
 type runMeasure struct {
-	wrk        wrkResult
-	conns      uint64        // TCP connections accepted during the run (TcpPassiveOpens)
-	masterCPU  time.Duration // CPU time the server's main process used during the run
-	peakTree   memory        // largest total memory of the process tree seen
-	peakMaster memory        // largest memory of the main process seen
-	peakProcs  int           // most processes seen in the tree
-	held       uint64        // connections the master held from their start during the run (held.go)
-	heldKnown  bool          // held was counted: a server of heldServers whose status answered
+	wrk         wrkResult
+	conns       uint64        // TCP connections accepted during the run (TcpPassiveOpens)
+	masterCPU   time.Duration // CPU time the server's main process used during the run
+	serverCPU   time.Duration // CPU time the whole server used during the run (servercpu.go)
+	serverKnown bool          // serverCPU was read, before and after
+	peakTree    memory        // largest total memory of the process tree seen
+	peakMaster  memory        // largest memory of the main process seen
+	peakProcs   int           // most processes seen in the tree
+	held        uint64        // connections the master held from their start during the run (held.go)
+	heldKnown   bool          // held was counted: a server of heldServers whose status answered
 }
 
 // heldShare returns the share of the run's connections that the master
@@ -44,10 +46,17 @@ func (m runMeasure) masterCPUPer(l load) float64 {
 	return float64(m.masterCPU.Microseconds()) / denom
 }
 
+// serverPerRequest returns the whole server's CPU time per answered
+// request in µs, and false if it was not read or nothing was answered.
+func (m runMeasure) serverPerRequest() (float64, bool) {
+	return perRequest(m.serverCPU, m.serverKnown, m.wrk.requests)
+}
+
 // measureRun runs wrk once against p for d while sampling the memory of its
-// process tree. It returns what it saw, or an error if wrk failed or the
-// server's process vanished.
-func measureRun(ctx context.Context, w wrkRunner, p *serverProc, l load, d time.Duration) (runMeasure, error) {
+// process tree, and reads the CPU time of its main process and of the
+// whole server around it. It returns what it saw, or an error if wrk
+// failed or the server's process vanished.
+func measureRun(ctx context.Context, w wrkRunner, p *cpuServer, l load, d time.Duration) (runMeasure, error) {
 	before := readSched(p.pid())
 	opens, err := passiveOpens()
 	if err != nil {
@@ -57,7 +66,7 @@ func measureRun(ctx context.Context, w wrkRunner, p *serverProc, l load, d time.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { m.sampleMemory(p.pid(), stop) })
-	m.wrk, err = w.run(ctx, p.url(), l, d)
+	m.serverCPU, m.serverKnown = p.cpuAround(func() { m.wrk, err = w.run(ctx, p.url(), l, d) })
 	close(stop)
 	wg.Wait()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // options are the suite's settings, from the command line.
 type options struct {
 	runs       int           // measured runs per server and load
+	pairRuns   int           // rounds in which issue 20's target pairs are loaded together (issue20pairs.go)
 	duration   time.Duration // length of one measured run
 	warmup     time.Duration // unmeasured load before each run
 	slowWarmup time.Duration // warm-up for the slow load, so scalers reach capacity
@@ -57,6 +58,7 @@ func parseOptions(args []string) (options, error) {
 	var servers, loadNames, rampServers, slow string
 	quick := fs.Bool("quick", false, "short smoke run: 1 s runs, short ramp, writes no docs")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per server and load (median and min-max reported)")
+	fs.IntVar(&o.pairRuns, "pair-runs", -1, "rounds in which each of issue 20's target pairs (the default pool and exclusive mode, WSGI and gunicorn, WSGI and uWSGI) is also loaded together (0: none; negative: as many as -runs)")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of one measured run")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured load before each run")
 	fs.DurationVar(&o.slowWarmup, "slow-warmup", 6*time.Second, "warm-up before the slow-handler runs, long enough for Apache and actd to reach 32 processes")
@@ -98,9 +100,13 @@ func parseOptions(args []string) (options, error) {
 	if *quick {
 		o.quick = true
 		o.runs, o.duration, o.warmup, o.slowWarmup = 1, time.Second, time.Second, time.Second
+		o.pairRuns = min(o.pairRuns, 1)
 		o.idle = min(o.idle, 2*time.Second) // shortened, not turned on: -idle 0 and -issue20 skip it
 		o.rampTiming = quickRampTiming
 		o.out, o.plot = "", ""
+	}
+	if o.pairRuns < 0 {
+		o.pairRuns = o.runs
 	}
 	if err := o.setLists(servers, loadNames, rampServers); err != nil {
 		return o, err

@@ -19,6 +19,7 @@ type report struct {
 	facts    []fact
 	tools    *tools
 	cells    []cell
+	pairs    []pairCell // issue 20's target pairs loaded together
 	idle     []idleMeasure
 	ramps    []rampResult
 	slow     []slowResult

@@ -74,7 +74,7 @@ func measureAll(ctx context.Context, o options, root, dir string) error {
 	}
 	rep := report{opts: o, facts: machineFacts(root, o.actdBefore), tools: t}
 	fmt.Fprintln(os.Stderr, "loads:")
-	rep.cells = runMatrix(ctx, o, t, w)
+	rep.cells, rep.pairs = runMatrix(ctx, o, t, w)
 	if o.idle > 0 && len(o.servers) > 0 && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "idle (%v)\n", o.idle)
 		rep.idle = measureIdle(t, o.servers, o.idle)

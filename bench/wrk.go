@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -53,14 +54,33 @@ func newWrkRunner(dir string) (wrkRunner, error) {
 // each request. It returns the summary, or an error if wrk fails or prints
 // no summary.
 func (w wrkRunner) run(ctx context.Context, url string, l load, d time.Duration) (wrkResult, error) {
+	wait, err := w.start(ctx, url, l, d)
+	if err != nil {
+		return wrkResult{}, err
+	}
+	return wait()
+}
+
+// start starts wrk as run does and returns a function that waits for it
+// to end and returns what run would. It returns an error if wrk cannot
+// start.
+func (w wrkRunner) start(ctx context.Context, url string, l load, d time.Duration) (wait func() (wrkResult, error), err error) {
 	args := wrkArgs(w.script, url, l, d)
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		return wrkResult{}, fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, out)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 	}
-	return parseWrk(string(out))
+	return func() (wrkResult, error) {
+		defer cancel()
+		if err := cmd.Wait(); err != nil {
+			return wrkResult{}, fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, out.Bytes())
+		}
+		return parseWrk(out.String())
+	}, nil
 }
 
 // wrkArgs returns the wrk command line for l against url for d: two
