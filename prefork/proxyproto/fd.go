@@ -61,11 +61,23 @@ func TakePeeked(fd int, peeked []byte) (Header, Status, error) {
 	if st != Complete {
 		return h, st, nil
 	}
-	got, err := recv(fd, peeked[:h.Len], 0)
-	if err != nil || got != h.Len { // peeked bytes are in the queue: a short read is a bug or a reset
-		return Header{}, Invalid, errGone
+	if err := ReadPeeked(fd, peeked[:h.Len]); err != nil {
+		return Header{}, Invalid, err
 	}
 	return h, Complete, nil
+}
+
+// ReadPeeked reads len(header) bytes from connection fd into header: a
+// header that a peek showed whole (the same bytes again), so that what
+// follows it is the socket's. It returns nil, or ECONNRESET for a read
+// that failed or came short (the bytes were in the queue: the client
+// reset the connection).
+func ReadPeeked(fd int, header []byte) error {
+	got, err := recv(fd, header, 0)
+	if err != nil || got != len(header) {
+		return errGone
+	}
+	return nil
 }
 
 // errGone is a client gone before or while its header was read.

@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/actd/actd/prefork/proxyproto"
@@ -35,43 +35,71 @@ var headerTimeout = 10 * time.Second
 // networks and speaks revision 6.
 func (e Env) proxies() bool { return e.Revision >= proxySince && e.Proxy.Any() }
 
-// client is the connection in hand and its client's address from a PROXY
-// header ("" for the socket's peer). A child serves one connection at a
-// time (a Listener too: Accept waits for the last one's Close).
-type client struct {
-	fd   int
-	addr string
+// inHandClient is the connection in hand and its client's address from a
+// PROXY header (the zero value for the socket's peer), kept as the header
+// gave it and made text only where text is asked for: a Keep or a Write
+// to the master (clientOf), a report, RemoteAddr. A child serves one
+// connection at a time (a Listener too: Accept waits for the last one's
+// Close); RemoteAddr may be asked from a handler's goroutines, hence the
+// lock, taken once per connection and once per question, with no
+// allocation.
+var inHandClient struct {
+	mu   sync.Mutex
+	fd   int // -1 for none
+	addr netip.AddrPort
 }
 
-var inHandClient atomic.Pointer[client]
+func init() { inHandClient.fd = -1 }
 
-// setClient makes fd the connection in hand, with addr. Without an
-// address it only forgets the last one: no allocation per connection where
-// no header gives one.
+// setClientAddr makes fd the connection in hand, with addr (the zero
+// value: no address from a header).
+func setClientAddr(fd int, addr netip.AddrPort) {
+	inHandClient.mu.Lock()
+	if addr.IsValid() {
+		inHandClient.fd, inHandClient.addr = fd, addr
+	} else {
+		inHandClient.fd = -1
+	}
+	inHandClient.mu.Unlock()
+}
+
+// setClient is setClientAddr for the address the master sent with a
+// connection it hands over (HOST:PORT, "" for none): text that does not
+// parse is none.
 func setClient(fd int, addr string) {
-	if addr != "" {
-		inHandClient.Store(&client{fd: fd, addr: addr})
-	} else if inHandClient.Load() != nil {
-		inHandClient.Store(nil)
-	}
+	ap, _ := netip.ParseAddrPort(addr)
+	setClientAddr(fd, ap)
 }
 
-// clientOf returns the address a PROXY header gave connection fd, "" if
-// none did (or fd is not the connection in hand).
-func clientOf(fd int) string {
-	if c := inHandClient.Load(); c != nil && c.fd == fd {
-		return c.addr
+// clientAddrPort returns the address a PROXY header gave connection fd,
+// false if none did (or fd is not the connection in hand).
+func clientAddrPort(fd int) (netip.AddrPort, bool) {
+	inHandClient.mu.Lock()
+	defer inHandClient.mu.Unlock()
+	if inHandClient.fd != fd || fd < 0 {
+		return netip.AddrPort{}, false
 	}
-	return ""
+	return inHandClient.addr, true
+}
+
+// clientOf returns, as the wire carries it, the address a PROXY header
+// gave connection fd, "" if none did (or fd is not the connection in
+// hand).
+func clientOf(fd int) string {
+	ap, _ := clientAddrPort(fd)
+	return addrText(ap)
 }
 
 // reportedClient returns the connection in hand's client address from a
 // header, for Report's text, "" for none.
 func reportedClient() string {
-	if c := inHandClient.Load(); c != nil {
-		return c.addr
+	inHandClient.mu.Lock()
+	fd, ap := inHandClient.fd, inHandClient.addr
+	inHandClient.mu.Unlock()
+	if fd < 0 {
+		return ""
 	}
-	return ""
+	return addrText(ap)
 }
 
 // RemoteAddr returns the client of connection fd (an FDHandler's or a
@@ -96,8 +124,8 @@ func peerNetAddr(fd int) net.Addr {
 
 // clientAddr returns the address a PROXY header gave connection fd, or nil.
 func clientAddr(fd int) net.Addr {
-	ap, err := netip.ParseAddrPort(clientOf(fd))
-	if err != nil {
+	ap, ok := clientAddrPort(fd)
+	if !ok {
 		return nil
 	}
 	return net.TCPAddrFromAddrPort(ap)
@@ -119,7 +147,7 @@ func (e Env) trusted(fd, l int) bool {
 // for it. It reports false, fd closed, for a header malformed, missing or
 // late, or a client gone.
 func (e Env) admit(fd, l int) bool {
-	setClient(fd, "")
+	setClientAddr(fd, netip.AddrPort{})
 	if !e.proxies() || !e.trusted(fd, l) {
 		return true
 	}
@@ -129,7 +157,7 @@ func (e Env) admit(fd, l int) bool {
 		h, st, err := proxyproto.Take(fd, buf[:])
 		switch {
 		case st == proxyproto.Complete:
-			setClient(fd, addrText(h.Addr))
+			setClientAddr(fd, h.Addr)
 			return true
 		case err != nil || st != proxyproto.NeedMore || !waitIn(fd, time.Until(deadline)):
 			unix.Close(fd)
@@ -170,38 +198,86 @@ func addrText(a netip.AddrPort) string {
 	return a.String()
 }
 
-// screenHeader reads, for a screening child, the header connection fd
-// (accepted on listener l) owes, from peeked, what the child's one peek
-// found (empty: nothing yet), without waiting. It returns the address to
-// give back with a Keep ("" when no header is due: the socket's peer is
-// the client), the header's length (0 for none: peeked[skip:] is what
-// follows it) and go. go is false when the connection is not the child's
-// to serve: closed (a header malformed or missing, a client gone), or
-// given to the master unread (Keep, NotReady) because the header is not
-// whole yet. After a LOCAL header the address is the socket's peer, so
-// that the master knows the header was read.
-func (sc *screener) screenHeader(fd, l int, peeked []byte) (addr string, skip int, ok bool, err error) {
-	setClient(fd, "")
+// screenHeader looks, for a screening child, at the header connection fd
+// (accepted on listener l) owes, in peeked, what the child's one peek
+// found (empty: nothing yet), without waiting and without reading. It
+// returns the header (Len 0 when none is due: the socket's peer is the
+// client) and ok; the header's address, if it gives one, is the client
+// in hand's from then on. ok is false when the connection is not the
+// child's to serve: closed (a header malformed or missing, a client
+// gone), or given to the master unread (Keep, NotReady) because the
+// header is not whole yet; err is the error of that Keep.
+func (sc *screener) screenHeader(fd, l int, peeked []byte) (h proxyproto.Header, ok bool, err error) {
+	setClientAddr(fd, netip.AddrPort{})
 	if !sc.env.proxies() || !sc.env.trusted(fd, l) {
-		return "", 0, true, nil
+		return proxyproto.Header{}, true, nil
 	}
-	h, st, terr := proxyproto.TakePeeked(fd, peeked)
+	h, st := proxyproto.Parse(peeked)
 	switch {
-	case st == proxyproto.NeedMore && terr == nil:
+	case st == proxyproto.NeedMore:
 		err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady}, fd)
 		unix.Close(fd)
-		return "", 0, false, err
+		return h, false, err
 	case st != proxyproto.Complete:
 		unix.Close(fd)
-		return "", 0, false, nil
+		return h, false, nil
 	}
-	if h.Addr.IsValid() {
-		text := h.Addr.String() // once, for the client in hand and a Keep
-		setClient(fd, text)
-		return text, h.Len, true, nil
+	setClientAddr(fd, h.Addr)
+	return h, true, nil
+}
+
+// afterHeader returns what follows header h (Len 0: none) in the child's
+// peek of n bytes at connection fd, from listener l, and how many bytes
+// of the header are still the socket's: all of them when the handler
+// reads them with its first request (defers), else none, the header read
+// now (proxyread.go). A header that took room the request may need (the
+// peek full) is read now, and the whole peek's worth after it peeked
+// again. ok is false, fd closed, for a client gone.
+func (sc *screener) afterHeader(fd, l int, h proxyproto.Header, n int) (rest []byte, owes int, ok bool) {
+	full := n == len(sc.peek)
+	if h.Len == 0 || sc.defers(l) && !full {
+		return sc.peek[h.Len:n], h.Len, true
+	}
+	if !sc.readHeader(fd, h.Len) {
+		return nil, 0, false
+	}
+	if full {
+		rest, ok = sc.peekAgain(fd)
+		return rest, 0, ok
+	}
+	return sc.peek[h.Len:n], 0, true
+}
+
+// defers reports whether the handler of a connection from listener l
+// reads its header with its first request (ReadsHeader): a KeepFDHandler
+// that opted in, on a listener that does not terminate TLS.
+func (sc *screener) defers(l int) bool {
+	return sc.env.readsHeader && sc.keep != nil && sc.tls.on(l) == nil
+}
+
+// readHeader reads the n bytes of connection fd's header, which the
+// child's peek holds. It reports false, fd closed, for a client gone.
+func (sc *screener) readHeader(fd, n int) bool {
+	if proxyproto.ReadPeeked(fd, sc.peek[:n]) != nil {
+		unix.Close(fd)
+		return false
+	}
+	return true
+}
+
+// keepAddr is the address a screening child's Keep (NotReady) carries for
+// connection fd after header h: none if no header was due (h.Len 0), the
+// header's, or after LOCAL or UNKNOWN the socket's peer, so that the
+// master knows the header was read.
+func keepAddr(fd int, h proxyproto.Header) string {
+	switch {
+	case h.Len == 0:
+		return ""
+	case h.Addr.IsValid():
+		return addrText(h.Addr)
 	}
 	p, _ := peerAddrPort(fd)
-	return addrText(p), h.Len, true, nil
+	return addrText(p)
 }
 
 // keepMessage is the Keep that gives connection fd (from listener l) back,
