@@ -111,7 +111,7 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 			x.starve(l, readable)
 			return
 		}
-		fd, err := rawAccept(l.FD)
+		fd, peer, err := acceptPeer(l.FD, l.index, p.proxyNets()) // proxyhold.go
 		switch {
 		case err == unix.EINTR || err == unix.ECONNABORTED:
 			continue
@@ -132,7 +132,7 @@ func (x *handoffMode) accept(l *listener, readable bool) {
 		}
 		p.stats.Held++
 		i := x.hold.add(fd, l.index, p.now, false)
-		x.hold.trust(i, p.proxyNets(), wantHeader) // proxyhold.go
+		x.hold.trustPeer(i, p.proxyNets(), peer, wantHeader)
 		x.held(i)
 		if x.full {
 			return

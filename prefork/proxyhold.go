@@ -6,6 +6,8 @@ import (
 
 	"github.com/actd/actd/prefork/proxyproto"
 	"github.com/actd/actd/protocol"
+
+	"golang.org/x/sys/unix"
 )
 
 // The holder's side of the PROXY protocol (proxy.go): a connection the
@@ -37,15 +39,37 @@ type proxyHeld struct {
 }
 
 // trust marks entry i as owing its header (state) when n trusts its
-// peer on its listener; else it owes none.
+// peer on its listener (getpeername's); else it owes none.
 func (h *holder) trust(i int, n proxyproto.Networks, state headerState) {
 	c := &h.conns[i]
 	if !n.On(c.listener) {
 		return
 	}
-	if a, ok := proxyproto.Peer(c.fd); ok && n.Trusts(c.listener, a) {
+	if a, ok := proxyproto.Peer(c.fd); ok {
+		h.trustPeer(i, n, a, state)
+	}
+}
+
+// trustPeer is trust for entry i whose peer is known: peer (the zero
+// Addr: not IPv4 or IPv6, trusted nowhere).
+func (h *holder) trustPeer(i int, n proxyproto.Networks, peer netip.Addr, state headerState) {
+	if c := &h.conns[i]; n.Trusts(c.listener, peer) {
 		c.header = state
 	}
+}
+
+// acceptPeer is rawAccept on listener l (fd lfd) that, on a listener with
+// networks in n, has accept4 give the peer's address (proxyproto.Accept),
+// so that trustPeer needs no getpeername. It returns the connection, its
+// peer (the zero Addr on a listener without networks, or for a peer that
+// is not IPv4 or IPv6), or accept4's error.
+func acceptPeer(lfd, l int, n proxyproto.Networks) (int, netip.Addr, error) {
+	if !n.On(l) {
+		fd, err := rawAccept(lfd)
+		return fd, netip.Addr{}, err
+	}
+	fd, peer, _, err := proxyproto.Accept(lfd, unix.SOCK_CLOEXEC)
+	return fd, peer, err
 }
 
 // takeHeader reads c's header if it came whole. It returns isReady once

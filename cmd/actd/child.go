@@ -54,7 +54,7 @@ func runChild(args []string) int {
 		}
 		if delay, err = time.ParseDuration(args[1]); err == nil {
 			err = serveChild(func(ctx context.Context) error {
-				return worker.ServeKeepFDTLS(ctx, httpHandler(delay, files), httpsHandler(delay, files))
+				return worker.ServeKeepFDTLS(ctx, httpHandler(delay, files), httpsHandler(delay, files), worker.ReadsHeader)
 			})
 		}
 	default:

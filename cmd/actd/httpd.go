@@ -223,7 +223,7 @@ func (c *fdConn) count(n int) int {
 func (c *fdConn) read(p []byte, wait time.Duration) (int, error) {
 	var end time.Time
 	for {
-		n, err := unix.Read(c.fd, p)
+		n, err := worker.ReadPastHeader(c.fd, p) // read(2), and a PROXY header the library left (httpd_exact.go)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 
@@ -18,12 +19,14 @@ import (
 // otherwise; under the setting, made again in place (no allocation once
 // the buffers have grown) for a connection whose client differs from the
 // last one's, and not asked of the kernel: worker.RemoteAddrPort knows it.
+// A client is compared as an address, and made text only when it differs.
 type replies struct {
-	prefix  string // "slot=K pid=P"
-	proxied bool   // the body names the client
-	client  []byte // the client the replies name (proxied)
-	made    bool   // keep and closing name client
-	scratch []byte // the next client's text
+	prefix  string         // "slot=K pid=P"
+	proxied bool           // the body names the client
+	addr    netip.AddrPort // the client the replies name, as an address (the zero value: not one, or not known)
+	client  []byte         // the client the replies name (proxied)
+	made    bool           // keep and closing name client
+	scratch []byte         // the next client's text
 	keep    []byte
 	closing []byte
 	size    int // the body's length
@@ -42,12 +45,15 @@ func (a *replies) open(fd int) {
 		return
 	}
 	ap := worker.RemoteAddrPort(fd)
-	if !ap.IsValid() { // a unix socket's peer, or unknown
+	switch {
+	case !ap.IsValid(): // a unix socket's peer, or unknown
 		a.openAddr(worker.RemoteAddr(fd))
-		return
+	case a.made && ap == a.addr: // named already: no text made
+	default:
+		a.scratch = ap.AppendTo(a.scratch[:0])
+		a.name(a.scratch)
+		a.addr = ap
 	}
-	a.scratch = ap.AppendTo(a.scratch[:0])
-	a.name(a.scratch)
 }
 
 // openAddr readies the replies for a connection whose client is addr (a
@@ -63,6 +69,7 @@ func (a *replies) openAddr(addr net.Addr) {
 	}
 	a.scratch = append(a.scratch[:0], client...)
 	a.name(a.scratch)
+	a.addr = netip.AddrPort{}
 }
 
 // name makes the replies name client, unless they do already.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"testing"
 )
@@ -47,4 +48,59 @@ func TestRepliesName(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { a.name(clients[0]) }); n != 0 {
 		t.Errorf("the same client costs %v allocations, want 0", n)
 	}
+}
+
+// TestRepliesOpen: each connection's replies name its client (here the
+// socket's peer), compared as an address from one connection to the
+// next: a connection from another client, or after a TLS one named by
+// text (openAddr), names its own.
+func TestRepliesOpen(t *testing.T) {
+	a := &replies{prefix: "slot=3 pid=42", proxied: true}
+	a.make(nil, false)
+	fds, names := make([]int, 2), make([]string, 2)
+	for i := range fds {
+		fds[i], names[i] = peerFD(t)
+	}
+	for _, step := range []struct {
+		open int    // fds index, or -1 for openAddr(nil)
+		want string // in the body
+	}{
+		{0, names[0]}, {0, names[0]}, {1, names[1]}, {0, names[0]}, {-1, "unknown"}, {0, names[0]},
+	} {
+		if step.open < 0 {
+			a.openAddr(nil)
+		} else {
+			a.open(fds[step.open])
+		}
+		if !bytes.Contains(a.keep, []byte("client="+step.want+"\n")) || !bytes.Contains(a.closing, []byte("client="+step.want+"\n")) {
+			t.Fatalf("after opening %d: %q, want client=%s", step.open, a.keep, step.want)
+		}
+	}
+}
+
+// peerFD returns the server side of a loopback TCP connection as an fd of
+// its own, and its peer's address as text.
+func peerFD(t *testing.T) (int, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	f, err := server.(*net.TCPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return int(f.Fd()), client.LocalAddr().String()
 }

@@ -32,6 +32,14 @@ import (
 // peek offset for TCP, the peek and the write (httpd_peekoff.go: the
 // request is served from its peek, and the served bytes thrown away in
 // batches).
+//
+// Behind a trusted balancer a connection starts with a PROXY header. The
+// handler opts in to reading it (worker.ReadsHeader): where the library's
+// screening peek showed the header and the first request whole, it leaves
+// the header in the socket, and the first request's read
+// (worker.ReadPastHeader, in fdConn.read) takes the header and the
+// request's span in one readv(2), dropping the header. worker.Peeked
+// shows the bytes after the header, so the span is the request's alone.
 
 // errNotWhole is the first read of a next request on a connection that may
 // go back to the master, when that request is not whole yet.

@@ -4,7 +4,8 @@
 // It is the policy and the parsing only, shared by the master
 // (prefork/hold.go) and the Go worker library (prefork/worker): Parse is a
 // pure function of the bytes peeked so far; Take peeks a socket and reads
-// exactly the header's bytes, never past it. A leaf: it imports no other
+// exactly the header's bytes, never past it; Peer and Accept tell a
+// connection's peer, the one to trust or not. A leaf: it imports no other
 // package of the module.
 //
 // The rule (docs/protocol.md, "PROXY protocol"): a connection accepted on

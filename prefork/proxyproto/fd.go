@@ -17,12 +17,34 @@ func Peer(fd int) (netip.Addr, bool) {
 	if errno != 0 {
 		return netip.Addr{}, false
 	}
+	return inetAddr(&rsa)
+}
+
+// Accept is accept4(2) on the listening socket lfd with flags, asking for
+// the peer's address: what Peer would tell of the connection, without a
+// getpeername. It returns the connection and its peer (false for a socket
+// that is not IPv4 or IPv6), or accept4's error (a unix.Errno).
+func Accept(lfd, flags int) (int, netip.Addr, bool, error) {
+	var rsa unix.RawSockaddrAny
+	size := uint32(unix.SizeofSockaddrAny)
+	fd, _, errno := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&rsa)), uintptr(unsafe.Pointer(&size)),
+		uintptr(flags), 0, 0)
+	if errno != 0 {
+		return -1, netip.Addr{}, false, errno
+	}
+	a, ok := inetAddr(&rsa)
+	return int(fd), a, ok, nil
+}
+
+// inetAddr decodes an IPv4 or IPv6 socket address, IPv4-mapped IPv6
+// unmapped; false for another family.
+func inetAddr(rsa *unix.RawSockaddrAny) (netip.Addr, bool) {
 	switch rsa.Addr.Family {
 	case unix.AF_INET:
-		p := (*unix.RawSockaddrInet4)(unsafe.Pointer(&rsa))
+		p := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
 		return netip.AddrFrom4(p.Addr), true
 	case unix.AF_INET6:
-		p := (*unix.RawSockaddrInet6)(unsafe.Pointer(&rsa))
+		p := (*unix.RawSockaddrInet6)(unsafe.Pointer(rsa))
 		return netip.AddrFrom16(p.Addr).Unmap(), true
 	}
 	return netip.Addr{}, false
@@ -61,11 +83,23 @@ func TakePeeked(fd int, peeked []byte) (Header, Status, error) {
 	if st != Complete {
 		return h, st, nil
 	}
-	got, err := recv(fd, peeked[:h.Len], 0)
-	if err != nil || got != h.Len { // peeked bytes are in the queue: a short read is a bug or a reset
-		return Header{}, Invalid, errGone
+	if err := ReadPeeked(fd, peeked[:h.Len]); err != nil {
+		return Header{}, Invalid, err
 	}
 	return h, Complete, nil
+}
+
+// ReadPeeked reads len(header) bytes from connection fd into header: a
+// header that a peek showed whole (the same bytes again), so that what
+// follows it is the socket's. It returns nil, or ECONNRESET for a read
+// that failed or came short (the bytes were in the queue: the client
+// reset the connection).
+func ReadPeeked(fd int, header []byte) error {
+	got, err := recv(fd, header, 0)
+	if err != nil || got != len(header) {
+		return errGone
+	}
+	return nil
 }
 
 // errGone is a client gone before or while its header was read.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+	"unsafe"
 )
 
 // Status is what Parse found in the bytes it was given.
@@ -56,7 +57,8 @@ type Header struct {
 // version other than 2, a command other than LOCAL and PROXY, addresses
 // shorter than their family needs, a v1 field out of place); Absent when
 // b starts neither with "PROXY " nor with the v2 signature (nor with a
-// part of either).
+// part of either). It allocates nothing for a valid header (a v1
+// destination address with a zone aside), nor for most invalid ones.
 func Parse(b []byte) (Header, Status) {
 	if len(b) == 0 {
 		return Header{}, NeedMore
@@ -79,12 +81,14 @@ func isPrefix(b, want []byte) (prefix, full bool) {
 	return bytes.HasPrefix(b, want), true
 }
 
-// parseV1 parses "PROXY TCP4|TCP6|UNKNOWN ...\r\n".
+// parseV1 parses "PROXY TCP4|TCP6|UNKNOWN ...\r\n" in place: fields cut
+// at each space, addresses read by netip.ParseAddr from the bytes without
+// a copy (v1Addr), no allocation for a valid line.
 func parseV1(b []byte) (Header, Status) {
 	if _, full := isPrefix(b, v1Prefix); !full {
 		return Header{}, NeedMore
 	}
-	end := bytes.Index(b[:min(len(b), MaxV1)], []byte("\r\n"))
+	end := bytes.Index(b[:min(len(b), MaxV1)], crlf)
 	if end < 0 {
 		if len(b) >= MaxV1 || bytes.IndexByte(b, '\n') >= 0 {
 			return Header{}, Invalid
@@ -92,27 +96,55 @@ func parseV1(b []byte) (Header, Status) {
 		return Header{}, NeedMore
 	}
 	h := Header{Len: end + 2}
-	fields := bytes.Split(b[len(v1Prefix):end], []byte(" "))
-	switch string(fields[0]) {
-	case "UNKNOWN":
+	proto, rest, _ := bytes.Cut(b[len(v1Prefix):end], space)
+	switch {
+	case string(proto) == "UNKNOWN":
 		return h, Complete // anything may follow, up to the CRLF
-	case "TCP4", "TCP6":
-	default:
+	case string(proto) != "TCP4" && string(proto) != "TCP6":
 		return Header{}, Invalid
 	}
-	if len(fields) != 5 {
-		return Header{}, Invalid
+	var f [4][]byte // source, destination, their ports: exactly four fields
+	for i := range f {
+		var more bool
+		f[i], rest, more = bytes.Cut(rest, space)
+		if more != (i < len(f)-1) {
+			return Header{}, Invalid
+		}
 	}
-	src, err1 := netip.ParseAddr(string(fields[1]))
-	dst, err2 := netip.ParseAddr(string(fields[2]))
-	sport, ok1 := v1Port(fields[3])
-	_, ok2 := v1Port(fields[4])
-	v4 := string(fields[0]) == "TCP4"
-	if err1 != nil || err2 != nil || !ok1 || !ok2 || src.Is4() != v4 || dst.Is4() != v4 || src.Zone() != "" {
+	v4 := string(proto) == "TCP4"
+	src, ok1 := v1Addr(f[0], false)
+	dst, ok2 := v1Addr(f[1], true)
+	sport, ok3 := v1Port(f[2])
+	_, ok4 := v1Port(f[3])
+	if !ok1 || !ok2 || !ok3 || !ok4 || src.Is4() != v4 || dst.Is4() != v4 {
 		return Header{}, Invalid
 	}
 	h.Addr = netip.AddrPortFrom(src, sport)
 	return h, Complete
+}
+
+// crlf ends a v1 line; space separates its fields.
+var crlf, space = []byte("\r\n"), []byte(" ")
+
+// v1Addr parses an address field as netip.ParseAddr does. A zone (fe80::1%eth0)
+// is refused for the source, and taken for the destination as
+// netip.ParseAddr takes it, from a copy (the one case that allocates).
+// Else netip.ParseAddr reads b itself, through a string that shares its
+// bytes: it keeps no part of a zone-less input once it returns (an error
+// holding it is dropped here).
+func v1Addr(b []byte, zoned bool) (netip.Addr, bool) {
+	if len(b) == 0 {
+		return netip.Addr{}, false
+	}
+	if bytes.IndexByte(b, '%') >= 0 {
+		if !zoned {
+			return netip.Addr{}, false
+		}
+		a, err := netip.ParseAddr(string(b))
+		return a, err == nil
+	}
+	a, err := netip.ParseAddr(unsafe.String(&b[0], len(b)))
+	return a, err == nil
 }
 
 // v1Port parses a decimal port, 0 to 65535, without a sign or leading zero.

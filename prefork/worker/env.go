@@ -24,7 +24,8 @@ type Env struct {
 	TLS       map[int]int         // listener index to the memfd of its certificate and key (EnvTLS); nil if unset
 	Proxy     proxyproto.Networks // peers whose connections start with a PROXY header, by listener (EnvProxyFrom); nil if unset
 
-	tls terminator // the certificates loaded, when the server takes TLS connections (tls.go)
+	tls         terminator // the certificates loaded, when the server takes TLS connections (tls.go)
+	readsHeader bool       // the KeepFDHandler reads a PROXY header with its first read (ReadsHeader, proxyread.go)
 }
 
 // FromEnv reads the child's environment. It returns an error naming the

@@ -41,12 +41,14 @@ func (h KeepFDHandler) keeper() keepServer {
 }
 
 // ServeKeepFD is ServeFD with a KeepFDHandler: idle keep-alive connections
-// go back to the master under an accept filter.
-func ServeKeepFD(ctx context.Context, h KeepFDHandler) error {
+// go back to the master under an accept filter. opts are the handler's
+// choices (ReadsHeader).
+func ServeKeepFD(ctx context.Context, h KeepFDHandler, opts ...Option) error {
 	env, err := FromEnv()
 	if err != nil {
 		return err
 	}
+	env.readsHeader = has(opts, ReadsHeader)
 	return serveEnvKeep(ctx, env, h.server(), h.keeper())
 }
 

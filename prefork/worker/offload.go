@@ -90,7 +90,7 @@ func OffloadMax(fd int) int64 {
 // the send to the master.
 func Finish(fd, data int, offset, length int64, keepAlive bool) error {
 	h := finishable.Load()
-	if h == nil || h.fd != fd || length > h.max || offset < 0 || length < 0 {
+	if h == nil || h.fd != fd || length > h.max || offset < 0 || length < 0 || !takeOwed(fd) { // proxyread.go
 		return ErrNoOffload
 	}
 	m := protocol.Message{Type: protocol.Write, Listener: uint16(h.listener),

@@ -26,7 +26,8 @@ func forgetScreened() { screened.fd, screened.bytes = -1, nil }
 
 // Peeked returns what the library's screening peek found at the start of
 // connection fd (a KeepFDHandler's, called from it), after the PROXY
-// header if one was read: bytes still the socket's, a whole request or a
+// header if one came (read already, or left for the handler's
+// ReadPastHeader: proxyread.go): bytes still the socket's, a whole request or a
 // fault the handler answers (docs/protocol.md, "Accept filters: children
 // first"). A handler that reads exactly may take them as its first
 // request's peek instead of peeking again; they are valid until it

@@ -32,6 +32,7 @@ func init() { acceptedPeer.fd = -1 }
 // none.
 func setPeer(fd int, rsa *unix.RawSockaddrAny) {
 	forgetScreened() // peeked.go: a new connection
+	forgetOwed()     // proxyread.go
 	ap, ok := inetAddrPort(rsa)
 	acceptedPeer.mu.Lock()
 	if ok {
@@ -46,6 +47,7 @@ func setPeer(fd int, rsa *unix.RawSockaddrAny) {
 // here (its fd may have the number of the last one that was).
 func forgetPeer() {
 	forgetScreened() // peeked.go
+	forgetOwed()     // proxyread.go
 	acceptedPeer.mu.Lock()
 	acceptedPeer.fd = -1
 	acceptedPeer.mu.Unlock()
@@ -100,7 +102,7 @@ func inetAddrPort(rsa *unix.RawSockaddrAny) (netip.AddrPort, bool) {
 // (netip.AddrPort.AppendTo). It returns the zero value for a peer that is
 // not IPv4 or IPv6 (a unix socket) or unknown.
 func RemoteAddrPort(fd int) netip.AddrPort {
-	if ap, err := netip.ParseAddrPort(clientOf(fd)); err == nil {
+	if ap, ok := clientAddrPort(fd); ok { // proxy.go
 		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	ap, _ := peerAddrPort(fd)

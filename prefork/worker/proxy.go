@@ -4,7 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/actd/actd/prefork/proxyproto"
@@ -35,43 +35,71 @@ var headerTimeout = 10 * time.Second
 // networks and speaks revision 6.
 func (e Env) proxies() bool { return e.Revision >= proxySince && e.Proxy.Any() }
 
-// client is the connection in hand and its client's address from a PROXY
-// header ("" for the socket's peer). A child serves one connection at a
-// time (a Listener too: Accept waits for the last one's Close).
-type client struct {
-	fd   int
-	addr string
+// inHandClient is the connection in hand and its client's address from a
+// PROXY header (the zero value for the socket's peer), kept as the header
+// gave it and made text only where text is asked for: a Keep or a Write
+// to the master (clientOf), a report, RemoteAddr. A child serves one
+// connection at a time (a Listener too: Accept waits for the last one's
+// Close); RemoteAddr may be asked from a handler's goroutines, hence the
+// lock, taken once per connection and once per question, with no
+// allocation.
+var inHandClient struct {
+	mu   sync.Mutex
+	fd   int // -1 for none
+	addr netip.AddrPort
 }
 
-var inHandClient atomic.Pointer[client]
+func init() { inHandClient.fd = -1 }
 
-// setClient makes fd the connection in hand, with addr. Without an
-// address it only forgets the last one: no allocation per connection where
-// no header gives one.
+// setClientAddr makes fd the connection in hand, with addr (the zero
+// value: no address from a header).
+func setClientAddr(fd int, addr netip.AddrPort) {
+	inHandClient.mu.Lock()
+	if addr.IsValid() {
+		inHandClient.fd, inHandClient.addr = fd, addr
+	} else {
+		inHandClient.fd = -1
+	}
+	inHandClient.mu.Unlock()
+}
+
+// setClient is setClientAddr for the address the master sent with a
+// connection it hands over (HOST:PORT, "" for none): text that does not
+// parse is none.
 func setClient(fd int, addr string) {
-	if addr != "" {
-		inHandClient.Store(&client{fd: fd, addr: addr})
-	} else if inHandClient.Load() != nil {
-		inHandClient.Store(nil)
-	}
+	ap, _ := netip.ParseAddrPort(addr)
+	setClientAddr(fd, ap)
 }
 
-// clientOf returns the address a PROXY header gave connection fd, "" if
-// none did (or fd is not the connection in hand).
-func clientOf(fd int) string {
-	if c := inHandClient.Load(); c != nil && c.fd == fd {
-		return c.addr
+// clientAddrPort returns the address a PROXY header gave connection fd,
+// false if none did (or fd is not the connection in hand).
+func clientAddrPort(fd int) (netip.AddrPort, bool) {
+	inHandClient.mu.Lock()
+	defer inHandClient.mu.Unlock()
+	if inHandClient.fd != fd || fd < 0 {
+		return netip.AddrPort{}, false
 	}
-	return ""
+	return inHandClient.addr, true
+}
+
+// clientOf returns, as the wire carries it, the address a PROXY header
+// gave connection fd, "" if none did (or fd is not the connection in
+// hand).
+func clientOf(fd int) string {
+	ap, _ := clientAddrPort(fd)
+	return addrText(ap)
 }
 
 // reportedClient returns the connection in hand's client address from a
 // header, for Report's text, "" for none.
 func reportedClient() string {
-	if c := inHandClient.Load(); c != nil {
-		return c.addr
+	inHandClient.mu.Lock()
+	fd, ap := inHandClient.fd, inHandClient.addr
+	inHandClient.mu.Unlock()
+	if fd < 0 {
+		return ""
 	}
-	return ""
+	return addrText(ap)
 }
 
 // RemoteAddr returns the client of connection fd (an FDHandler's or a
@@ -96,8 +124,8 @@ func peerNetAddr(fd int) net.Addr {
 
 // clientAddr returns the address a PROXY header gave connection fd, or nil.
 func clientAddr(fd int) net.Addr {
-	ap, err := netip.ParseAddrPort(clientOf(fd))
-	if err != nil {
+	ap, ok := clientAddrPort(fd)
+	if !ok {
 		return nil
 	}
 	return net.TCPAddrFromAddrPort(ap)
@@ -119,7 +147,7 @@ func (e Env) trusted(fd, l int) bool {
 // for it. It reports false, fd closed, for a header malformed, missing or
 // late, or a client gone.
 func (e Env) admit(fd, l int) bool {
-	setClient(fd, "")
+	setClientAddr(fd, netip.AddrPort{})
 	if !e.proxies() || !e.trusted(fd, l) {
 		return true
 	}
@@ -129,7 +157,7 @@ func (e Env) admit(fd, l int) bool {
 		h, st, err := proxyproto.Take(fd, buf[:])
 		switch {
 		case st == proxyproto.Complete:
-			setClient(fd, addrText(h.Addr))
+			setClientAddr(fd, h.Addr)
 			return true
 		case err != nil || st != proxyproto.NeedMore || !waitIn(fd, time.Until(deadline)):
 			unix.Close(fd)
@@ -168,40 +196,6 @@ func addrText(a netip.AddrPort) string {
 		return ""
 	}
 	return a.String()
-}
-
-// screenHeader reads, for a screening child, the header connection fd
-// (accepted on listener l) owes, from peeked, what the child's one peek
-// found (empty: nothing yet), without waiting. It returns the address to
-// give back with a Keep ("" when no header is due: the socket's peer is
-// the client), the header's length (0 for none: peeked[skip:] is what
-// follows it) and go. go is false when the connection is not the child's
-// to serve: closed (a header malformed or missing, a client gone), or
-// given to the master unread (Keep, NotReady) because the header is not
-// whole yet. After a LOCAL header the address is the socket's peer, so
-// that the master knows the header was read.
-func (sc *screener) screenHeader(fd, l int, peeked []byte) (addr string, skip int, ok bool, err error) {
-	setClient(fd, "")
-	if !sc.env.proxies() || !sc.env.trusted(fd, l) {
-		return "", 0, true, nil
-	}
-	h, st, terr := proxyproto.TakePeeked(fd, peeked)
-	switch {
-	case st == proxyproto.NeedMore && terr == nil:
-		err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady}, fd)
-		unix.Close(fd)
-		return "", 0, false, err
-	case st != proxyproto.Complete:
-		unix.Close(fd)
-		return "", 0, false, nil
-	}
-	if h.Addr.IsValid() {
-		text := h.Addr.String() // once, for the client in hand and a Keep
-		setClient(fd, text)
-		return text, h.Len, true, nil
-	}
-	p, _ := peerAddrPort(fd)
-	return addrText(p), h.Len, true, nil
 }
 
 // keepMessage is the Keep that gives connection fd (from listener l) back,

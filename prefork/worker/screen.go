@@ -148,7 +148,8 @@ func (sc *screener) register(ep int, env Env, registered *bool) error {
 // ready to serve. One that is not is the master's now (Keep, NotReady);
 // one whose client is gone is closed. Either way fd is closed then. One
 // peek serves the PROXY header, if one is owed (read then, exactly its
-// bytes), and the readiness rule on what follows it.
+// bytes, or left for the handler's first read: proxyread.go), and the
+// readiness rule on what follows it.
 func (sc *screener) look(fd, l int) (bool, error) {
 	n, err := peek(fd, sc.peek)
 	switch {
@@ -158,23 +159,23 @@ func (sc *screener) look(fd, l int) (bool, error) {
 		unix.Close(fd)
 		return false, nil
 	}
-	addr, skip, ok, err := sc.screenHeader(fd, l, sc.peek[:n]) // proxy.go
+	h, ok, err := sc.screenHeader(fd, l, sc.peek[:n]) // proxy.go
 	if !ok || err != nil {
 		return false, err
 	}
-	rest := sc.peek[skip:n]
-	if skip > 0 && n == len(sc.peek) {
-		// The header took room the request may need: look at the whole
-		// peek's worth after it, as without a header.
-		if rest, ok = sc.peekAgain(fd); !ok {
-			return false, nil
-		}
+	rest, owes, ok := sc.afterHeader(fd, l, h, n)
+	if !ok {
+		return false, nil
 	}
 	if sc.ready(l, rest) {
 		setScreened(fd, rest) // peeked.go: the handler's first peek
+		setOwed(fd, owes)     // proxyread.go
 		return true, nil
 	}
-	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady, Addr: addr}, fd)
+	if owes > 0 && !sc.readHeader(fd, owes) {
+		return false, nil
+	}
+	err = protocol.SendFD(int(sc.ch), protocol.Message{Type: protocol.Keep, Listener: uint16(l), Value: protocol.NotReady, Addr: keepAddr(fd, h)}, fd)
 	unix.Close(fd)
 	return false, err
 }
@@ -215,7 +216,7 @@ func (sc *screener) serve(fd, l int) error {
 		return nil
 	}
 	var err error
-	if keepWith(sc.keep, sc.ch, l, fd, sc.offload) {
+	if keepWith(sc.keep, sc.ch, l, fd, sc.offload) && takeOwed(fd) { // proxyread.go: a header the handler left
 		err = protocol.SendFD(int(sc.ch), keepMessage(fd, uint16(l), 0), fd)
 	}
 	unix.Close(fd)

@@ -159,12 +159,14 @@ func (h Handler) tlsServer(plain connServer, t terminator) connServer {
 
 // ServeKeepFDTLS is ServeKeepFD for a server that also terminates TLS:
 // the connections of listeners that terminate TLS go to tlsHandler after
-// the handshake, as a *tls.Conn; the others to h.
-func ServeKeepFDTLS(ctx context.Context, h KeepFDHandler, tlsHandler Handler) error {
+// the handshake, as a *tls.Conn; the others to h. opts are h's choices
+// (ReadsHeader).
+func ServeKeepFDTLS(ctx context.Context, h KeepFDHandler, tlsHandler Handler, opts ...Option) error {
 	env, err := FromEnv()
 	if err != nil {
 		return err
 	}
+	env.readsHeader = has(opts, ReadsHeader)
 	return serveTLS(ctx, env, h.server(), h.keeper(), tlsHandler.tlsServer)
 }
 
