@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,9 @@ func readsHeaderScreener(t *testing.T, keep keepServer) (*screener, int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Close(pair[0]); unix.Close(pair[1]) })
+	// The connection in hand is the package's: a test that leaves one
+	// would name its client in a later test's reports.
+	t.Cleanup(func() { setClientAddr(-1, netip.AddrPort{}); forgetOwed() })
 	sc := &screener{env: Env{Revision: proxySince, Proxy: trusted, readsHeader: true}, ch: channel(pair[0]),
 		filter: acceptfilter.HTTP, peek: make([]byte, acceptfilter.HeadLimit), keep: keep}
 	return sc, pair[1]
