@@ -12,7 +12,7 @@ python/screen_test.go checks both against one table.
 import re
 import socket
 
-from .http import seen_request
+from .http import HEADS_SEEN, seen_request
 
 HEAD_LIMIT = 32768  # bytes looked at: acceptfilter.HeadLimit
 LINE_LIMIT = 8192  # the longest request line (acceptfilter.LineLimit): a longer one is 414
@@ -230,7 +230,9 @@ class Screen:
         socket failed (the caller closes it). What it peeked, if anything,
         stays in self.last (exact reading's first bound: actd.exact.Span),
         and self.plain says whether it was one plain head (one_plain_head:
-        ready, and the bound is its length), the common case, judged first.
+        ready, and the bound is its length), the common case, judged first;
+        self.known as judge sets it. A head http.parse kept (seen_request)
+        costs no call more.
         """
         try:
             peek = sock.recv(HEAD_LIMIT, PEEK)
@@ -240,6 +242,11 @@ class Screen:
             return GONE
         if not peek:
             return GONE
+        if rule is None and self.filter == "http" and peek[-4:] == b"\r\n\r\n":
+            known = HEADS_SEEN.get(peek[:-4])  # seen_request, inline
+            if known is not None and not known.chunked and known.length == 0:
+                self.last, self.plain, self.known = peek, True, known
+                return READY
         return self.judge(peek, rule)
 
     def judge(self, peek, rule=None):

@@ -592,7 +592,9 @@ class Worker:
             self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = self.armed = False
             self.address, self.seen, self.plain, self.held, self.glimpse, self.known = None, b"", False, None, None, None
             self.reporter.client, self.ahead = None, 0
-            close_both(conn, served)
+            if served is not None and served is not conn:  # close_both, inline: this runs per connection
+                served.close()
+            conn.close()
 
     def _secure(self, conn, index):
         """Return conn to serve: itself, or on a TLS listener an
