@@ -28,7 +28,8 @@ import socket
 import time
 
 from . import http
-from .response import GOOD_STATUSES, HEADS, Response, check_headers, check_status, date_line
+from .response import (CONTENT_LENGTHS, GOOD_STATUSES, HEADS, Response, check_headers, check_status,
+                       content_length, date_line)
 from .wsgi import LOGGED, PASS_ON, log_error, request_env
 
 DONTWAIT = socket.MSG_DONTWAIT
@@ -101,35 +102,9 @@ class Lean:
         environ["REMOTE_ADDR"] = client[0]
         environ["REMOTE_PORT"] = client[1]
         keep_alive = request.keep_alive and server.options.keep_alive > 0
-        status = headers = response = opened = None
-        odd = False
-
-        def start_response(s, h, exc_info=None):
-            nonlocal status, headers, odd
-            if response is not None:
-                return response.start_response(s, h, exc_info)
-            if exc_info:
-                exc_info = None  # nothing went out: the status and headers are replaced
-                odd = True
-            elif status is not None:
-                raise AssertionError("start_response called a second time without exc_info")
-            status = s if type(s) is str and s in GOOD_STATUSES else check_status(s)
-            headers = check_headers(h)
-            return write
-
-        def write(data):
-            return take().write(data)
-
-        def take():
-            nonlocal response, opened
-            if response is None:
-                opened = server.open(sock, addr, taken)
-                response = Response(opened[0], request, keep_alive, server.finisher, None)
-                response.status, response.headers = status, headers
-            return response
-
+        call = Call((server, sock, addr, taken, request, keep_alive))
         try:
-            result = server.app(environ, start_response)
+            result = server.app(environ, call.start_response)
         except PASS_ON as err:
             outcome = (None, err)
         except Exception:
@@ -137,15 +112,18 @@ class Lean:
             outcome = (None, LOGGED)
         else:
             outcome = (result, None)
-            if (response is None and not odd and status is not None and (type(result) is list or type(result) is tuple)
-                    and len(result) == 1 and type(result[0]) is bytes):
-                head = HEADS.get((status, request.version, False, keep_alive, False, False, *headers))
+            status = call.status
+            if (call.response is None and not call.odd and status is not None
+                    and (type(result) is list or type(result) is tuple) and len(result) == 1
+                    and type(result[0]) is bytes):
+                head = HEADS.get((status, request.version, False, keep_alive, False, False, *call.headers))
                 if head is not None:
-                    self._send(sock, addr, local, taken, request, client, began, status, headers, head, result[0])
+                    self._send(sock, addr, local, taken, request, client, began, status, call.headers, head,
+                               result[0])
                     return
-        take()
+        response = call.take()
         first = (lambda: server.answer_first(request, client, began, environ, response, outcome))
-        server.serve_on(*opened, local, first)
+        server.serve_on(*call.opened, local, first)
 
     def _send(self, sock, addr, local, taken, request, client, began, status, headers, head, body):
         """Send the response of head (an actd.response.build_head Head) and
@@ -156,7 +134,7 @@ class Lean:
         start, fields, tail, keep, no_body, _, length, sends_known = head
         if sends_known:
             length = len(body)
-            fields += b"Content-Length: %d\r\n" % length
+            fields += CONTENT_LENGTHS.get(length) or content_length(length)
         if no_body:
             body = b""
         elif len(body) > length:
@@ -214,6 +192,52 @@ class Lean:
             return None
         except (ConnectionError, TimeoutError):
             return b""
+
+
+class Call:
+    """The application's call on the lean path: its start_response and
+    write, and what they were given, until the full path takes the
+    request over (take): then its Response's."""
+
+    # what start_response was given, and after take the Response and
+    # Server.open's (conn, reader, remote): class defaults, so that a
+    # Call costs one attribute store to make
+    status = headers = response = opened = None
+    odd = False  # start_response was given exc_info
+
+    def __init__(self, context):
+        self.context = context  # (server, sock, addr, taken, request, keep_alive)
+
+    def start_response(self, status, headers, exc_info=None):
+        """PEP 3333's start_response, as Response.start_response checks
+        it; nothing has gone out yet, so exc_info replaces what an earlier
+        call gave (and the full path sends the answer)."""
+        if self.response is not None:
+            return self.response.start_response(status, headers, exc_info)
+        if exc_info:
+            exc_info = None
+            self.odd = True
+        elif self.status is not None:
+            raise AssertionError("start_response called a second time without exc_info")
+        self.status = status if type(status) is str and status in GOOD_STATUSES else check_status(status)
+        self.headers = check_headers(headers)
+        return self.write
+
+    def write(self, data):
+        """PEP 3333's write(): the full path's, from here on."""
+        return self.take().write(data)
+
+    def take(self):
+        """Return the Response that answers the request the full path's
+        way, made at the first call (self.opened: Server.open's) with
+        what start_response was given."""
+        if self.response is None:
+            server, sock, addr, taken, request, keep_alive = self.context
+            self.opened = server.open(sock, addr, taken)
+            response = Response(self.opened[0], request, keep_alive, server.finisher, None)
+            response.status, response.headers = self.status, self.headers
+            self.response = response
+        return self.response
 
 
 def request_env_kept(request):
