@@ -213,22 +213,26 @@ class Server:
         self.access_log.log(accesslog.Entry(client, request.method, path, query, request.version, status,
                                             sent, micros, request.headers, began[0]))
 
-    def _respond(self, conn, reader, request, client, local):
-        """Answer request from client, (address, port, scheme or None)."""
-        limit = self.options.max_body
-        if limit is not None and request.length > limit:  # refused unread, at once
-            self._refuse(conn, "413 Content Too Large",
-                         f"actd.wsgi: 413 from {client[0]}: Content-Length {request.length} over {limit}")
-            return False
-        body = self._body(conn, reader, request)
-        environ = self._environ(request, body, client, local)
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, self.finisher, body)
-        return self.answer(environ, response, client)
-
-    def answer(self, environ, response, client, outcome=None):
-        """Run the application for response (an actd.response.Response),
-        or take what it did (outcome, see _call), send its answer, and
-        return whether the connection stays open."""
+    def _respond(self, conn, reader, request, client, local, begun=None):
+        """Answer request from client, (address, port, scheme or None);
+        return whether the connection stays open. begun: (environ, its
+        Response, the outcome of the application's call, see _call), for
+        a request actd.lean began (conn, reader and local are then not
+        used)."""
+        if begun is None:
+            limit = self.options.max_body
+            if limit is not None and request.length > limit:  # refused unread, at once
+                self._refuse(conn, "413 Content Too Large",
+                             f"actd.wsgi: 413 from {client[0]}: Content-Length {request.length} over {limit}")
+                return False
+            body = self._body(conn, reader, request)
+            environ = self._environ(request, body, client, local)
+            response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, self.finisher,
+                                body)
+            outcome = None
+        else:
+            environ, response, outcome = begun
+            body = None
         self.response = response
         try:
             self._call(environ, response, outcome)
@@ -238,15 +242,15 @@ class Server:
             return False
         if response.finished() or not response.complete():
             return False  # the master has the connection, or the body fell short
-        body = response.body
         return response.keep_alive and (body is None or body.discard(DISCARD_LIMIT))
 
     def answer_first(self, request, client, began, environ, response, outcome):
-        """answer, for a request actd.lean began (request reported and
-        began as _one does them): then the request's end, as _one's."""
+        """Answer a request actd.lean began (reported, and began, as _one
+        does them; see _respond's begun), then end it as _one does; return
+        whether the connection stays open."""
         self.refused = None
         try:
-            return self.answer(environ, response, client, outcome)
+            return self._respond(None, None, request, client, None, (environ, response, outcome))
         finally:
             self.hooks.request_done()
             if began:
