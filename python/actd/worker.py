@@ -590,8 +590,8 @@ class Worker:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
             self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = self.armed = False
-            self.address, self.seen, self.plain, self.held, self.glimpse, self.known = None, b"", False, None, None, None
-            self.reporter.client, self.ahead = None, 0
+            self.address, self.seen, self.plain, self.held, self.glimpse = None, b"", False, None, None
+            self.reporter.client, self.ahead, self.known = None, 0, None
             if served is not None and served is not conn:  # close_both, inline: this runs per connection
                 served.close()
             conn.close()
