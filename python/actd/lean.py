@@ -156,7 +156,7 @@ class Lean:
         finally:
             hooks.request_done()
             if began:
-                server.record(request, client[0], began, status[:3], len(body))
+                server._log(request, client[0], began, status[:3], len(body))
         if keep:
             server.serve_on(*(opened or server.open(sock, addr, taken)), local, kept)
 

@@ -188,22 +188,20 @@ class Server:
             if began:
                 self._log(request, client[0], began)
 
-    def _log(self, request, client, began):
-        """Write request's access log line: what was sent, how long since
-        began (wall clock, monotonic ns) it took."""
-        response = self.response
-        if self.refused:
-            status, sent = self.refused
-        elif response is not None and response.sent:
-            status, sent = response.status[:3], response.written
-        else:
-            status, sent = "-", 0  # the client went away first
-        self.record(request, client, began, status, sent)
-
-    def record(self, request, client, began, status, sent):
-        """Count request for the tally and write its access log line:
-        status ("-": none sent) and sent body bytes to client (REMOTE_ADDR),
-        and how long since began (wall clock, monotonic ns) it took."""
+    def _log(self, request, client, began, status=None, sent=0):
+        """Count request for the tally and write its access log line: what
+        was sent to client (REMOTE_ADDR), how long since began (wall
+        clock, monotonic ns) it took. status ("-": none sent) and sent
+        (body bytes) are what the lean path sent (actd.lean), or None for
+        the response in hand's (or the error sent in its place)."""
+        if status is None:
+            response = self.response
+            if self.refused:
+                status, sent = self.refused
+            elif response is not None and response.sent:
+                status, sent = response.status[:3], response.written
+            else:
+                status = "-"  # the client went away first
         micros = (time.monotonic_ns() - began[1]) // 1000
         if self.tally_only:
             if status != "-":  # as Recorder.log counts
