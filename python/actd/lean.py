@@ -34,7 +34,10 @@ from .wsgi import LOGGED, PASS_ON, log_error, request_env
 
 DONTWAIT = socket.MSG_DONTWAIT
 END = b"\r\n\r\n"
-GONE = (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError)  # what ends a connection quietly
+# what ends a connection quietly while the lean path sends: the client's
+# going, and any other fault of the send (the full path logs it as the
+# application's and closes)
+GONE = (http.ClientGone, OSError)
 
 
 def fits(server):
