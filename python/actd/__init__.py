@@ -18,6 +18,8 @@ Modules, one concept each:
     actd.offload     a slow reader's response handed to the master (W)
     actd.unsent      one the master gave back, written by the child (U)
     actd.wsgi        the WSGI server: environ, the application call, main()
+    actd.lean        the lean path: a request like many before it (a head
+                     kept, no body, a one-element answer) in a few frames
     actd.journal     priority err for the tracebacks it logs, under systemd;
                      native-protocol entries
     actd.accesslog   the access log: its format, to the journal or a file

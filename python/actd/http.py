@@ -283,10 +283,17 @@ def seen_plain(peek):
     (HEADS_SEEN) of a request without a body, its CRLF CRLF, and nothing
     more: then it is ready under the screen's rule and its own span, as
     actd.screen.one_plain_head would find at several times the cost."""
+    return seen_request(peek) is not None
+
+
+def seen_request(peek):
+    """Return the Request of peek if seen_plain(peek), else None."""
     if peek[-4:] != b"\r\n\r\n":
-        return False
+        return None
     request = HEADS_SEEN.get(peek[:-4])
-    return request is not None and not request.chunked and request.length == 0
+    if request is None or request.chunked or request.length != 0:
+        return None
+    return request
 
 
 def split_fields(fields):

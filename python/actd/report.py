@@ -89,7 +89,8 @@ class Reporter:
         idle: send I if the connection was reported B (exclusive mode; a
         dispatch-mode child sends its I itself when its batch ends).
         """
-        self.end()
+        self.active = False  # end(), inline: this runs per connection
+        self.text = None
         if self.reported:
             if idle:
                 self.channel.send(ch.IDLE)

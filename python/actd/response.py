@@ -35,6 +35,9 @@ REMEMBERED_VALUE = 256
 # once each (build_head), up to HEADS_LIMIT of them, none with Set-Cookie
 HEADS = {}
 HEADS_LIMIT = 1024
+# the Content-Length field (with its CRLF) of each body length sent, up
+# to HEADS_LIMIT of them: a lookup, not a bytes % per response
+CONTENT_LENGTHS = {}
 
 
 class Response:
@@ -158,7 +161,7 @@ class Response:
         start, fields, tail, self.keep_alive, self.no_body, self.chunked, length, sends_known = head
         if sends_known:  # its length is the one known
             length = known
-            fields += b"Content-Length: %d\r\n" % known
+            fields += CONTENT_LENGTHS.get(known) or content_length(known)
         self.length = length
         data = b"".join((start, date_line(), fields, tail, self._body_bytes(first)))
         if self.finisher is not None and self._ends_body():
@@ -257,6 +260,15 @@ def build_head(key):
     if len(HEADS) < HEADS_LIMIT and not any(name.upper() == "SET-COOKIE" for name, _ in key[6:]):
         HEADS[key] = head  # but a cookie set, which outlives no response
     return head
+
+
+def content_length(n):
+    """Return the Content-Length field of n bytes, with its CRLF, and keep
+    it in CONTENT_LENGTHS if there is room."""
+    line = b"Content-Length: %d\r\n" % n
+    if len(CONTENT_LENGTHS) < HEADS_LIMIT:
+        CONTENT_LENGTHS[n] = line
+    return line
 
 
 def one_length(result):

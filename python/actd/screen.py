@@ -12,7 +12,7 @@ python/screen_test.go checks both against one table.
 import re
 import socket
 
-from .http import seen_plain
+from .http import HEADS_SEEN, seen_request
 
 HEAD_LIMIT = 32768  # bytes looked at: acceptfilter.HeadLimit
 LINE_LIMIT = 8192  # the longest request line (acceptfilter.LineLimit): a longer one is 414
@@ -213,12 +213,13 @@ class Screen:
     recv of its own: into one reused buffer, the copy out of it cost more
     than the allocation recv makes.)"""
 
-    __slots__ = ("filter", "last", "plain")
+    __slots__ = ("filter", "last", "plain", "known")
 
     def __init__(self, filter):
         self.filter = filter
         self.last = b""  # what the last look peeked
         self.plain = False  # ... was one plain head (one_plain_head)
+        self.known = None  # ... the Request http.parse kept for it, if it was one it had parsed (seen_request)
 
     def look(self, sock, rule=None):
         """Peek at what sock's client has sent, without taking it.
@@ -229,7 +230,9 @@ class Screen:
         socket failed (the caller closes it). What it peeked, if anything,
         stays in self.last (exact reading's first bound: actd.exact.Span),
         and self.plain says whether it was one plain head (one_plain_head:
-        ready, and the bound is its length), the common case, judged first.
+        ready, and the bound is its length), the common case, judged first;
+        self.known as judge sets it. A head http.parse kept (seen_request)
+        costs no call more.
         """
         try:
             peek = sock.recv(HEAD_LIMIT, PEEK)
@@ -239,16 +242,23 @@ class Screen:
             return GONE
         if not peek:
             return GONE
+        if rule is None and self.filter == "http" and peek[-4:] == b"\r\n\r\n":
+            known = HEADS_SEEN.get(peek[:-4])  # seen_request, inline
+            if known is not None and not known.chunked and known.length == 0:
+                self.last, self.plain, self.known = peek, True, known
+                return READY
         return self.judge(peek, rule)
 
     def judge(self, peek, rule=None):
         """Return READY or WAIT for peek, bytes a client has sent (not
         empty), as look does, keeping them in self.last and self.plain:
         look's second half, for a peek taken elsewhere (after a PROXY
-        header, by the same recv)."""
+        header, by the same recv); self.known is the Request of a peek
+        that is a head http.parse kept (actd.lean serves it)."""
         self.last = peek
         if rule is not None:
-            self.plain = False
+            self.plain, self.known = False, None
             return READY if rule(peek) else WAIT
-        self.plain = self.filter == "http" and (seen_plain(peek) or one_plain_head(peek))
+        self.known = seen_request(peek) if self.filter == "http" else None
+        self.plain = self.known is not None or (self.filter == "http" and one_plain_head(peek))
         return READY if self.plain or ready(self.filter, peek) else WAIT

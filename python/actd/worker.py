@@ -82,13 +82,19 @@ RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 class Worker:
     """One actd child: listeners, back-channel, and the accept loop.
 
-    serve(conn, addr, local) serves one accepted connection and closes it;
-    local is the listener's own address. Raises SystemExit with a message
-    if the environment is not an actd child's of a supported mode.
+    serve(conn, addr, local) serves one accepted connection; local is the
+    listener's own address; the Worker closes conn. quick, if given,
+    serves those an exclusive-mode or screening child accepts on a plain
+    listener (Worker.quick). Raises SystemExit with a message if the
+    environment is not an actd child's of a supported mode.
     """
 
-    def __init__(self, serve, environ=os.environ):
+    def __init__(self, serve, environ=os.environ, quick=None):
         self.serve = serve
+        # quick(conn, addr, local, known) serves a connection on a plain
+        # listener (no TLS, no PROXY header) as serve would, the lean way
+        # if it can (actd.lean); known: see self.known. None: serve alone.
+        self.quick = quick
         self.mode = environ.get("ACTD_ACCEPT_MODE")
         if self.mode not in ("dispatch", "exclusive"):
             raise SystemExit(f"actd: ACTD_ACCEPT_MODE={self.mode}: want dispatch or exclusive, "
@@ -130,6 +136,7 @@ class Worker:
         self.queued = False  # ... likely in: accepted after another, without waiting, or after its PROXY header
         self.seen = b""  # ... what the screen peeked of it, if it did
         self.plain = False  # ... and that was one plain head (actd.screen.one_plain_head)
+        self.known = None  # ... the Request http.parse kept for that head, if it was one (actd.screen)
         self.listener = 0  # its listener's index
         self.finished = False  # ... and it went to the master with its response (W)
         self.address = None  # ... its client's (host, port), if a PROXY header gave it
@@ -451,11 +458,16 @@ class Worker:
                 got = self._screened(got, index)
                 if got is None:
                     continue
+                lean = self.quick is not None and self.known is not None
+            else:
+                lean = (self.quick is not None and index not in self.tls
+                        and (self.trust is None or not self.trust.trusts(index, got[1])))
             self.reporter.start(index)
             self.queued = i > 0
-            self._serve(got, index, self.screen is not None)
+            self._serve(got, index, self.screen is not None, lean)
             self.reporter.done(idle=True)
-            self._register_owed(ep)
+            if self.owed:
+                self._register_owed(ep)
 
     def _screened(self, got, index):
         """Return got, the connection just accepted on listener index, as
@@ -474,6 +486,8 @@ class Worker:
         if seen == READY:
             self.peeked = True  # until _serve is done with it
             self.seen, self.plain = self.screen.last, self.screen.plain
+            if self.address is None:  # no PROXY header: a plain listener, but for TLS (no known head)
+                self.known = self.screen.known
             return conn, self.address or addr
         try:
             if seen != GONE:
@@ -548,32 +562,39 @@ class Worker:
         self.pause = min(1.0, max(0.010, self.pause * 2))
         time.sleep(self.pause)
 
-    def _serve(self, got, index, judged=False):
+    def _serve(self, got, index, judged=False, lean=False):
         """Serve an accepted connection, after its PROXY header unless
-        judged (a screening child read it); a screening child gives it back
-        (K) if it goes idle, before the caller reports it done."""
+        judged (a screening child read it), by quick if lean (a plain
+        listener: no TLS, no header); a screening child gives it back (K)
+        if it goes idle, before the caller reports it done."""
         conn, addr = got
         self.parkable, self.give_back = self.screen is not None and index not in self.tls, False
         self.listener, self.finished, self.held = index, False, conn
         served = None
         try:
-            if not judged and self.trust is not None and self.trust.trusts(index, addr):
-                if not self._read_header(conn, index):
+            if lean:
+                served = conn
+                self.quick(conn, addr, self.locals[index], self.known)
+            else:
+                if not judged and self.trust is not None and self.trust.trusts(index, addr):
+                    if not self._read_header(conn, index):
+                        return
+                addr = self.address or addr
+                self.reporter.client = self.address
+                served = self._secure(conn, index)
+                if served is None:
                     return
-            addr = self.address or addr
-            self.reporter.client = self.address
-            served = self._secure(conn, index)
-            if served is None:
-                return
-            self.serve(served, addr, self.locals[index])
+                self.serve(served, addr, self.locals[index])
             if self.give_back and not self.finished:
                 self.reporter.end()  # no B from the timer after the K
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
             self.parkable = self.peeked = self.queued = self.finished = self.secure = self.last = self.armed = False
             self.address, self.seen, self.plain, self.held, self.glimpse = None, b"", False, None, None
-            self.reporter.client, self.ahead = None, 0
-            close_both(conn, served)
+            self.reporter.client, self.ahead, self.known = None, 0, None
+            if served is not None and served is not conn:  # close_both, inline: this runs per connection
+                served.close()
+            conn.close()
 
     def _secure(self, conn, index):
         """Return conn to serve: itself, or on a TLS listener an

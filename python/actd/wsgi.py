@@ -38,6 +38,9 @@ DISCARD_LIMIT = 65536  # unread body bytes drained to keep a connection open
 ENV_KEYS = {"CONTENT-TYPE": "CONTENT_TYPE", "CONTENT-LENGTH": "CONTENT_LENGTH"}
 ENV_KEYS_LIMIT = 1024  # names remembered, so strange ones cannot grow the table for ever
 TEMPLATES_LIMIT = 64  # listener addresses whose environ template is kept
+# what the application may raise that is the client's or the request's, not its own
+PASS_ON = (http.BadRequest, http.ClientGone, ConnectionError, BlockingIOError, TimeoutError)
+LOGGED = "logged"  # an outcome's error: the application failed, and that was logged (_call)
 
 
 class Options:
@@ -110,34 +113,53 @@ class Server:
         """Serve requests on sock, a connected socket, until it closes, a
         request asks so, or keep-alive ends. local is (SERVER_NAME,
         SERVER_PORT). The caller closes sock."""
+        self.serve_on(*self.open(sock, addr), local)
+
+    def open(self, sock, addr, taken=None, buf=b""):
+        """Return (conn, reader, remote), what serve_on reads and writes sock
+        with, for a connection from addr; sets self.finisher for it.
+        taken: the bytes a caller (actd.lean) read off sock already, else
+        None: the first read is then done (the exact span counts them),
+        and buf, what of them no request has used, is the reader's."""
         secure = getattr(self.hooks, "secure", False)  # sock is an ssl.SSLSocket
-        conn = self._connection(sock, secure)
+        if secure:
+            from .tls import TLSConnection
+            conn = TLSConnection(sock, self.options.timeout)
+        else:
+            conn = Connection(sock, self.options.timeout, taken is not None or self.hooks.arrived(), self.hooks.ahead)
         hooks = self.hooks  # a parkable one is an actd.worker.Worker
         span = exact.Span(hooks.seen, hooks.plain) if getattr(hooks, "parkable", False) else None
         reader = http.Reader(conn, span)
-        remote = remote_address(addr)
+        if taken is not None:
+            conn.read = True
+            reader.buf = buf
+            if span:
+                span.took(len(taken))
         self.finisher = Finisher(hooks, conn.fd, reader) if offloading(hooks) else None
+        return conn, reader, remote_address(addr)
+
+    def serve_on(self, conn, reader, remote, local, first=None):
+        """serve's loop, on what open returned: first, if given, answers
+        the first request (begun by actd.lean) and returns whether the
+        connection stays open; every other request is _one's."""
+        secure = getattr(self.hooks, "secure", False)
+        hooks = self.hooks
+        span = reader.exact
         try:
-            while self._one(conn, reader, remote, local, secure):
+            more = first() if first is not None else self._one(conn, reader, remote, local, secure)
+            while more:
                 if span and reader.buf and not span.whole(reader.buf):
                     return  # part of a next request read (a long chunked body): close
                 if (not reader.buf and not (secure and conn.pending())
-                        and not self.hooks.wait_next(conn.fd, self.options.keep_alive)):
+                        and not hooks.wait_next(conn.fd, self.options.keep_alive)):
                     return
                 if span and not reader.buf:
                     span.begin(hooks.glimpse)
+                more = self._one(conn, reader, remote, local, secure)
         except exact.NotWhole:
-            self.hooks.give_back = True  # unread: the master holds it until whole
+            hooks.give_back = True  # unread: the master holds it until whole
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
-
-    def _connection(self, sock, secure):
-        """Return the actd.connection.Connection (or actd.tls.TLSConnection)
-        that reads and writes sock."""
-        if secure:
-            from .tls import TLSConnection
-            return TLSConnection(sock, self.options.timeout)
-        return Connection(sock, self.options.timeout, self.hooks.arrived(), self.hooks.ahead)
 
     def _one(self, conn, reader, remote, local, secure=False):
         """Serve one request; return whether the connection stays open."""
@@ -166,16 +188,20 @@ class Server:
             if began:
                 self._log(request, client[0], began)
 
-    def _log(self, request, client, began):
-        """Write request's access log line: what was sent, how long since
-        began (wall clock, monotonic ns) it took."""
-        response = self.response
-        if self.refused:
-            status, sent = self.refused
-        elif response is not None and response.sent:
-            status, sent = response.status[:3], response.written
-        else:
-            status, sent = "-", 0  # the client went away first
+    def _log(self, request, client, began, status=None, sent=0):
+        """Count request for the tally and write its access log line: what
+        was sent to client (REMOTE_ADDR), how long since began (wall
+        clock, monotonic ns) it took. status ("-": none sent) and sent
+        (body bytes) are what the lean path sent (actd.lean), or None for
+        the response in hand's (or the error sent in its place)."""
+        if status is None:
+            response = self.response
+            if self.refused:
+                status, sent = self.refused
+            elif response is not None and response.sent:
+                status, sent = response.status[:3], response.written
+            else:
+                status = "-"  # the client went away first
         micros = (time.monotonic_ns() - began[1]) // 1000
         if self.tally_only:
             if status != "-":  # as Recorder.log counts
@@ -185,26 +211,48 @@ class Server:
         self.access_log.log(accesslog.Entry(client, request.method, path, query, request.version, status,
                                             sent, micros, request.headers, began[0]))
 
-    def _respond(self, conn, reader, request, client, local):
-        """Answer request from client, (address, port, scheme or None)."""
-        limit = self.options.max_body
-        if limit is not None and request.length > limit:  # refused unread, at once
-            self._refuse(conn, "413 Content Too Large",
-                         f"actd.wsgi: 413 from {client[0]}: Content-Length {request.length} over {limit}")
-            return False
-        body = self._body(conn, reader, request)
-        environ = self._environ(request, body, client, local)
-        response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, self.finisher, body)
+    def _respond(self, conn, reader, request, client, local, begun=None):
+        """Answer request from client, (address, port, scheme or None);
+        return whether the connection stays open. begun: (environ, its
+        Response, the outcome of the application's call, see _call), for
+        a request actd.lean began (conn, reader and local are then not
+        used)."""
+        if begun is None:
+            limit = self.options.max_body
+            if limit is not None and request.length > limit:  # refused unread, at once
+                self._refuse(conn, "413 Content Too Large",
+                             f"actd.wsgi: 413 from {client[0]}: Content-Length {request.length} over {limit}")
+                return False
+            body = self._body(conn, reader, request)
+            environ = self._environ(request, body, client, local)
+            response = Response(conn, request, request.keep_alive and self.options.keep_alive > 0, self.finisher,
+                                body)
+            outcome = None
+        else:
+            environ, response, outcome = begun
+            body = None
         self.response = response
         try:
-            self._call(environ, response)
+            self._call(environ, response, outcome)
         except http.BadRequest as err:  # in the body, read by the application
             if not response.sent:
-                self._refuse(conn, err.status, f"actd.wsgi: {err.status[:3]} from {client[0]}: {err}")
+                self._refuse(response.conn, err.status, f"actd.wsgi: {err.status[:3]} from {client[0]}: {err}")
             return False
         if response.finished() or not response.complete():
             return False  # the master has the connection, or the body fell short
         return response.keep_alive and (body is None or body.discard(DISCARD_LIMIT))
+
+    def answer_first(self, request, client, began, environ, response, outcome):
+        """Answer a request actd.lean began (reported, and began, as _one
+        does them; see _respond's begun), then end it as _one does; return
+        whether the connection stays open."""
+        self.refused = None
+        try:
+            return self._respond(None, None, request, client, None, (environ, response, outcome))
+        finally:
+            self.hooks.request_done()
+            if began:
+                self._log(request, client[0], began)
 
     def _body(self, conn, reader, request):
         """Return wsgi.input's Body for request, or None if it has none."""
@@ -219,27 +267,43 @@ class Server:
             return http.ChunkedBody(reader, go, self.options.head_limit, self.options.max_body)
         return http.LengthBody(reader, request.length, go)
 
-    def _call(self, environ, response):
+    def _call(self, environ, response, outcome=None):
         """Run the application and send its response; a failure before the
-        response began is answered with 500, any other closes the connection."""
+        response began is answered with 500, any other closes the connection.
+        outcome, if not None, is what the application did when actd.lean
+        called it: (its result, None), (None, LOGGED) if it failed and that
+        was logged, or (None, an exception of PASS_ON) to raise."""
         result = None
         try:
-            result = self.app(environ, response.start_response)
+            if outcome is None:
+                result = self.app(environ, response.start_response)
+            else:
+                result, error = outcome
+                if error is LOGGED:
+                    self._failed(response)
+                    return
+                if error is not None:
+                    raise error
             if isinstance(result, FileWrapper) and response.status and response.send_file(result):
                 response.end()
             else:
                 response.finish(result)
-        except (http.BadRequest, http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
+        except PASS_ON:
             raise
         except Exception:
             log_error(environ)
-            if response.sent:
-                raise http.ClientGone("the application failed after the response began")
-            self._refuse(response.conn, "500 Internal Server Error", None)
-            response.keep_alive = False
+            self._failed(response)
         finally:
             if hasattr(result, "close"):
                 close_result(result, environ)
+
+    def _failed(self, response):
+        """After the application failed (logged): answer 500 if the
+        response has not begun, else raise ClientGone (the connection is cut)."""
+        if response.sent:
+            raise http.ClientGone("the application failed after the response began")
+        self._refuse(response.conn, "500 Internal Server Error", None)
+        response.keep_alive = False
 
     def _refuse(self, conn, status, log):
         """send_error, noted for the access log in place of the response."""
@@ -422,7 +486,8 @@ def main(argv=None):
     server = Server(load(args.app), options, access_log=access_log)
 
     def run_child():
-        worker = Worker(server.serve)
+        from . import lean
+        worker = Worker(server.serve, quick=lean.Lean(server).serve if lean.fits(server) else None)
         if options.timeout > 0:
             worker.header_timeout = options.timeout
         server.hooks = worker

@@ -1,0 +1,335 @@
+"""The lean path (actd.lean) against the full one (actd.wsgi's Server):
+the same bytes on the wire, the same environ, the same tally, for a table
+of requests and applications, the fall-back cases among them."""
+
+import contextlib
+import io
+import re
+import select
+import socket
+import sys
+import threading
+import unittest
+
+from actd import http, lean, response
+from actd.screen import HEAD_LIMIT, PEEK, Screen
+from actd.wsgi import Options, Server
+from helpers import tcp_pair
+
+ADDR = ("127.0.0.1", 4321)
+LOCAL = ("localhost", "80")
+CLOSE = b"GET /lean HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+KEEP = b"GET /lean HTTP/1.1\r\nHost: a\r\n\r\n"
+
+
+class Hooks:
+    """An actd.worker.Worker's attributes the server and the lean path
+    use: exclusive mode (nothing peeked), or a screening child's (peek:
+    what it peeked, parkable)."""
+
+    ahead = 0
+    secure = False
+    offload_max = 0
+    give_back = False
+    glimpse = None
+
+    def __init__(self, peek=None):
+        screen = Screen("http")
+        self.parkable = peek is not None
+        self.seen, self.plain = b"", False
+        self.known = None
+        if peek is not None:
+            screen.judge(peek)
+            self.seen, self.plain, self.known = peek, screen.plain, screen.known
+        self.texts = []  # the requests reported, and "wait" for each wait for a next one
+
+    def request(self, text):
+        self.texts.append(text())
+
+    def request_done(self):
+        pass
+
+    def arrived(self):
+        return self.parkable
+
+    def wait_next(self, fd, timeout):
+        self.texts.append("wait")  # the connection was kept open
+        return bool(select.select([fd], [], [], timeout)[0])
+
+
+class Tally:
+    """A tally with no access log behind it (actd.tally.Recorder's part)."""
+
+    alone = True
+
+    def __init__(self):
+        self.got = []
+
+    def add(self, status, micros):
+        self.got.append(status)
+
+
+class Log:
+    """A full access log: the entries, but for the clock's fields."""
+
+    alone = False
+
+    def __init__(self):
+        self.got = []
+
+    def log(self, entry):
+        self.got.append(entry._replace(micros=0, started=0))
+
+
+class Counted(lean.Lean):
+    """A Lean that counts the responses it sent itself."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self, server):
+        super().__init__(server)
+        self.sent = 0
+
+    def _send(self, *args):
+        self.sent += 1
+        return super()._send(*args)
+
+
+def hello(environ, start_response):
+    body = b"hello " + environ["PATH_INFO"].encode()
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def unframed(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return (b"no length",)
+
+
+def two(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"one ", b"two"]
+
+
+def generated(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    yield b"made"
+
+
+def lazy(environ, start_response):
+    yield b""
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    yield b"late"
+
+
+def written(environ, start_response):
+    write = start_response("200 OK", [("Content-Type", "text/plain")])
+    write(b"written ")
+    return [b"returned"]
+
+
+def replaced(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    try:
+        raise ValueError("before any byte went out")
+    except ValueError:
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain")], sys.exc_info())
+    return [b"replaced"]
+
+
+def fails(environ, start_response):
+    raise RuntimeError("the application broke")
+
+
+def fails_late(environ, start_response):
+    write = start_response("200 OK", [("Content-Type", "text/plain")])
+    write(b"begun")
+    raise RuntimeError("the application broke after the head")
+
+
+def twice(environ, start_response):
+    start_response("200 OK", [])
+    start_response("200 OK", [])
+    return [b"never"]
+
+
+def no_content(environ, start_response):
+    start_response("204 No Content", [("X-Kind", "none")])
+    return [b"dropped"]
+
+
+def short(environ, start_response):
+    start_response("200 OK", [("Content-Length", "3")])
+    return [b"longer than three"]
+
+
+def long(environ, start_response):
+    start_response("200 OK", [("Content-Length", "30")])
+    return [b"shorter"]
+
+
+def large(environ, start_response):
+    body = b"x" * (256 << 10)  # more than the socket takes at once (SO_SNDBUF): the rest is sent the full path's way
+    start_response("200 OK", [("Content-Length", str(len(body)))])
+    return [body]
+
+
+def cookie(environ, start_response):
+    start_response("200 OK", [("Set-Cookie", "a=b"), ("Content-Length", "1")])
+    return [b"c"]
+
+
+def closing(environ, start_response):
+    class Body(list):
+        def close(self):
+            sys.stderr.write("closed\n")
+
+    start_response("200 OK", [("Content-Length", "4")])
+    return Body([b"body"])
+
+
+def text(environ, start_response):
+    start_response("200 OK", [])
+    return ["not bytes"]
+
+
+def closes(environ, start_response):
+    start_response("200 OK", [("Connection", "close"), ("Content-Length", "2")])
+    return [b"ok"]
+
+
+def unstarted(environ, start_response):
+    return [b"no start_response"]
+
+
+APPS = [hello, unframed, large, two, generated, lazy, written, replaced, fails, fails_late, twice, no_content,
+        short, long, cookie, closing, text, closes, unstarted]
+LEAN_APPS = {hello, unframed, large, no_content, short, long, closes}  # answered by the lean path itself
+
+REQUESTS = [
+    ("close", CLOSE, True),
+    ("keep-alive, then the client's end", KEEP, True),
+    ("two pipelined", KEEP + CLOSE, False),
+    ("HTTP/1.0", b"GET /lean HTTP/1.0\r\n\r\n", True),
+    ("HTTP/1.0 keep-alive", b"GET /lean HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", True),
+    ("HEAD", b"HEAD /lean HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", False),
+    ("a body", b"POST /lean HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", False),
+    ("a query", b"GET /lean?x=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", False),
+    ("percent-encoded, more fields", b"GET /l%20ean HTTP/1.1\r\nHost: a\r\nUser-Agent: t\r\nAccept: */*\r\n"
+                                     b"X-Two: 1\r\nX-Two: 2\r\n\r\n", True),
+]
+
+DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
+
+
+def serve(app, data, how, access_log=None):
+    """Serve data to app on a fresh TCP connection, the full path
+    (how "full"), or the lean one as an exclusive-mode child ("lean") or
+    a screening child ("screen") takes it; return (what came back, with
+    the Date field's value blanked, the environs the application saw,
+    the requests the hooks heard and the waits for a next one, what went to stderr, whether the lean
+    path sent a response itself)."""
+    environs = []
+
+    def recorded(environ, start_response):
+        seen = dict(environ)
+        seen["wsgi.input"] = type(seen["wsgi.input"]).__name__  # a body's is an object per request
+        environs.append(seen)
+        return app(environ, start_response)
+
+    client, conn = tcp_pair()
+    with client, conn:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)  # a large body is sent in parts
+        client.sendall(data)
+        client.shutdown(socket.SHUT_WR)
+        chunks = []
+        reading = threading.Thread(target=read_all, args=(client, chunks))
+        reading.start()
+        select.select([conn], [], [], 5)
+        peek = conn.recv(HEAD_LIMIT, PEEK) if how == "screen" else None
+        hooks = Hooks(peek)
+        server = Server(recorded, Options(keep_alive=2, timeout=5), hooks, access_log)
+        quick = Counted(server)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            if how == "full":
+                server.serve(conn, ADDR, LOCAL)
+            elif how == "screen" and hooks.known is None:
+                server.serve(conn, ADDR, LOCAL)  # as the worker does: the lean path only for a known head
+            else:
+                quick.serve(conn, ADDR, LOCAL, hooks.known)
+        conn.close()
+        reading.join(10)
+        out = b"".join(chunks)
+    return DATE.sub(b"\r\nDate: -\r\n", out), environs, hooks.texts, err.getvalue(), quick.sent > 0
+
+
+def read_all(client, chunks):
+    """Read what client gets until the end, into chunks."""
+    while True:
+        got = client.recv(65536)
+        if not got:
+            return
+        chunks.append(got)
+
+
+class LeanTest(unittest.TestCase):
+    def setUp(self):
+        # room for this test's heads: other tests may have filled the
+        # bounded tables, and then every request goes the full path
+        http.HEADS_SEEN.clear()
+        response.HEADS.clear()
+
+    def test_same_as_full(self):
+        for app in APPS:
+            for name, data, plain in REQUESTS:
+                for how in ("lean", "screen"):
+                    with self.subTest(app=app.__name__, request=name, how=how):
+                        serve(app, data, "full")  # the head kept, the response head built
+                        full = serve(app, data, "full")
+                        got = serve(app, data, how)
+                        self.assertEqual(got[0], full[0], "the bytes sent")
+                        self.assertEqual(got[1], full[1], "the environ")
+                        self.assertEqual(got[2], full[2], "the requests reported, the waits")
+                        self.assertEqual(bool(got[3]), bool(full[3]), f"stderr: got {got[3]!r}, want {full[3]!r}")
+                        want = plain and app in LEAN_APPS
+                        self.assertEqual(got[4], want, "whether the lean path sent the response")
+
+    def test_tally_and_log_as_full(self):
+        for log in (Tally, Log):
+            for app in (hello, fails, written, short, long):
+                for name, data, _ in REQUESTS[:2]:
+                    with self.subTest(log=log.__name__, app=app.__name__, request=name):
+                        serve(app, data, "full")
+                        full, got = log(), log()
+                        serve(app, data, "full", full)
+                        serve(app, data, "lean", got)
+                        self.assertEqual(got.got, full.got)
+                        self.assertTrue(got.got)
+
+    def test_fits(self):
+        self.assertTrue(lean.fits(Server(hello)))
+        self.assertFalse(lean.fits(Server(hello, Options(forwarded_allow=("10.0.0.0/8",)))))
+
+    def test_client_gone_first(self):
+        # the client closes before it sends: nothing served, nothing reported
+        client, conn = tcp_pair()
+        with client, conn:
+            client.close()
+            hooks = Hooks()
+            server = Server(hello, Options(keep_alive=2, timeout=5), hooks)
+            lean.Lean(server).serve(conn, ADDR, LOCAL)
+            self.assertEqual(hooks.texts, [])
+
+    def test_kept_heads_only(self):
+        # a head parse has not kept goes the full path (which keeps it)
+        head = b"GET /new-%d HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" % id(self)
+        self.assertIsNone(http.HEADS_SEEN.get(head[:-4]))
+        out, _, _, _, leaned = serve(hello, head, "lean")
+        self.assertFalse(leaned)
+        self.assertTrue(out.startswith(b"HTTP/1.1 200 OK\r\n"), out)
+        self.assertTrue(serve(hello, head, "lean")[4], "want the lean path once the head is kept")
+
+
+if __name__ == "__main__":
+    unittest.main()
