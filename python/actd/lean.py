@@ -63,11 +63,13 @@ class Lean:
 
     def serve(self, sock, addr, local, request=None):
         """Serve connection sock from addr, accepted on listener local (a
-        plain one: no TLS, no PROXY header), as Server.serve does. request
+        plain one: no TLS), as Server.serve does. request
         is the Request http.parse kept for what a screening child peeked
         (hooks.seen: one head, no body; actd.screen), else None: the head
-        is read first (polled for unless hooks.arrived()). The caller
-        closes sock."""
+        is read first (polled for unless hooks.arrived()). A screening
+        child's connection may start with a PROXY header (hooks.ahead
+        bytes, addr its client's): the recv that takes the request takes
+        it too and drops it. The caller closes sock."""
         server = self.server
         hooks = server.hooks
         if request is None:
@@ -85,10 +87,15 @@ class Lean:
             if request.method == "HEAD":
                 server.serve(sock, addr, local)
                 return
+            ahead = hooks.ahead  # a PROXY header before the request: taken by the same recv
             try:
-                got = sock.recv(len(taken), DONTWAIT)
+                got = sock.recv(ahead + len(taken), DONTWAIT)
             except OSError:
                 got = b""
+            if ahead and got:
+                if len(got) < ahead:
+                    return  # part of a header the peek showed whole: cannot be; the caller closes
+                got, hooks.ahead = got[ahead:], 0
             if len(got) != len(taken):
                 if got:
                     server.serve_on(*server.open(sock, addr, got, got), local)

@@ -92,7 +92,8 @@ class Worker:
     def __init__(self, serve, environ=os.environ, quick=None):
         self.serve = serve
         # quick(conn, addr, local, known) serves a connection on a plain
-        # listener (no TLS, no PROXY header) as serve would, the lean way
+        # listener (no TLS; no PROXY header but one a screening child left
+        # for the request's recv, self.ahead) as serve would, the lean way
         # if it can (actd.lean); known: see self.known. None: serve alone.
         self.quick = quick
         self.mode = environ.get("ACTD_ACCEPT_MODE")
@@ -486,8 +487,8 @@ class Worker:
         if seen == READY:
             self.peeked = True  # until _serve is done with it
             self.seen, self.plain = self.screen.last, self.screen.plain
-            if self.address is None:  # no PROXY header: a plain listener, but for TLS (no known head)
-                self.known = self.screen.known
+            if self.address is None or self.ahead:  # no PROXY header, or one the request's recv takes
+                self.known = self.screen.known  # (on TLS, none: no known head)
             return conn, self.address or addr
         try:
             if seen != GONE:
@@ -574,6 +575,7 @@ class Worker:
         try:
             if lean:
                 served = conn
+                self.reporter.client = self.address  # a screened PROXY header's, else None
                 self.quick(conn, addr, self.locals[index], self.known)
             else:
                 if not judged and self.trust is not None and self.trust.trusts(index, addr):

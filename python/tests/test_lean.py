@@ -17,6 +17,8 @@ from actd.wsgi import Options, Server
 from helpers import tcp_pair
 
 ADDR = ("127.0.0.1", 4321)
+CLIENT = ("203.0.113.7", 5555)  # PROXY's client
+PROXY_V1 = b"PROXY TCP4 203.0.113.7 192.0.2.1 5555 80\r\n"
 LOCAL = ("localhost", "80")
 CLOSE = b"GET /lean HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
 KEEP = b"GET /lean HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -33,14 +35,15 @@ class Hooks:
     give_back = False
     glimpse = None
 
-    def __init__(self, peek=None):
+    def __init__(self, peek=None, ahead=0):
         screen = Screen("http")
         self.parkable = peek is not None
         self.seen, self.plain = b"", False
         self.known = None
+        self.ahead = ahead  # a PROXY header the worker left for the request's recv
         if peek is not None:
-            screen.judge(peek)
-            self.seen, self.plain, self.known = peek, screen.plain, screen.known
+            screen.judge(peek[ahead:])
+            self.seen, self.plain, self.known = peek[ahead:], screen.plain, screen.known
         self.texts = []  # the requests reported, and "wait" for each wait for a next one
 
     def request(self, text):
@@ -222,10 +225,12 @@ REQUESTS = [
 DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
 
 
-def serve(app, data, how, access_log=None):
+def serve(app, data, how, access_log=None, header=b""):
     """Serve data to app on a fresh TCP connection, the full path
     (how "full"), or the lean one as an exclusive-mode child ("lean") or
-    a screening child ("screen") takes it; return (what came back, with
+    a screening child ("screen") takes it, after a PROXY header if given
+    (its client CLIENT; the worker left it for the request's first recv,
+    as a screening child does: Worker.ahead); return (what came back, with
     the Date field's value blanked, the environs the application saw,
     the requests the hooks heard and the waits for a next one, what went to stderr, whether the lean
     path sent a response itself)."""
@@ -240,24 +245,25 @@ def serve(app, data, how, access_log=None):
     client, conn = tcp_pair()
     with client, conn:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)  # a large body is sent in parts
-        client.sendall(data)
+        client.sendall(header + data)
         client.shutdown(socket.SHUT_WR)
         chunks = []
         reading = threading.Thread(target=read_all, args=(client, chunks))
         reading.start()
         select.select([conn], [], [], 5)
         peek = conn.recv(HEAD_LIMIT, PEEK) if how == "screen" else None
-        hooks = Hooks(peek)
+        hooks = Hooks(peek, len(header))
+        addr = CLIENT if header else ADDR
         server = Server(recorded, Options(keep_alive=2, timeout=5), hooks, access_log)
         quick = Counted(server)
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             if how == "full":
-                server.serve(conn, ADDR, LOCAL)
+                server.serve(conn, addr, LOCAL)
             elif how == "screen" and hooks.known is None:
-                server.serve(conn, ADDR, LOCAL)  # as the worker does: the lean path only for a known head
+                server.serve(conn, addr, LOCAL)  # as the worker does: the lean path only for a known head
             else:
-                quick.serve(conn, ADDR, LOCAL, hooks.known)
+                quick.serve(conn, addr, LOCAL, hooks.known)
         conn.close()
         reading.join(10)
         out = b"".join(chunks)
@@ -294,6 +300,23 @@ class LeanTest(unittest.TestCase):
                         self.assertEqual(bool(got[3]), bool(full[3]), f"stderr: got {got[3]!r}, want {full[3]!r}")
                         want = plain and app in LEAN_APPS
                         self.assertEqual(got[4], want, "whether the lean path sent the response")
+
+    def test_proxy_header_as_full(self):
+        # a screening child's connection whose PROXY header was left for
+        # the request's recv: the lean path takes both, drops the header,
+        # and names the header's client as the full path does
+        for app in APPS:
+            for name, data, plain in REQUESTS:
+                with self.subTest(app=app.__name__, request=name):
+                    serve(app, data, "full", header=PROXY_V1)
+                    full = serve(app, data, "full", header=PROXY_V1)
+                    got = serve(app, data, "screen", header=PROXY_V1)
+                    self.assertEqual(got[0], full[0], "the bytes sent")
+                    self.assertEqual(got[1], full[1], "the environ")
+                    self.assertEqual(got[2], full[2], "the requests reported, the waits")
+                    self.assertEqual(got[4], plain and app in LEAN_APPS, "whether the lean path sent the response")
+                    if got[1]:
+                        self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
 
     def test_tally_and_log_as_full(self):
         for log in (Tally, Log):
