@@ -26,6 +26,7 @@ V1_LIMIT = 107  # bytes of a v1 line, CRLF included
 V2_SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
 V2_HEAD = struct.Struct("!12sBBH")  # signature, version and command, family, length
 V2_LIMIT = 1024  # bytes after the 16-byte head
+HEADER_LIMIT = V2_HEAD.size + V2_LIMIT  # the most bytes of any header
 V2_LOCAL, V2_PROXY = 0x20, 0x21
 V2_TCP4, V2_TCP6 = 0x11, 0x21
 ADDRESS_LIMIT = 48  # bytes of an address trailer on the back-channel
@@ -175,7 +176,7 @@ def consume(sock, timeout):
     poll = None  # made only when the header is not whole at once
     while True:
         try:
-            peek = sock.recv(V2_HEAD.size + V2_LIMIT - len(seen), PEEK)
+            peek = sock.recv(HEADER_LIMIT - len(seen), PEEK)
         except BlockingIOError:
             peek = None
         if peek == b"":
