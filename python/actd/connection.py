@@ -72,9 +72,24 @@ class Connection:
 
     def _past_ahead(self, size):
         """The first read: the ahead bytes (in already) and 1 to size
-        bytes after them, which are returned; b"" at end of file."""
+        bytes after them, which are returned; b"" at end of file. One
+        recv, almost always: a balancer sends the request with its
+        header."""
         ahead, self.ahead = self.ahead, 0
-        data = b""
+        try:
+            data = self.sock.recv(ahead + size, DONTWAIT)
+        except BlockingIOError:  # cannot be, as the header is in; but wait if so
+            return self._rest_of_ahead(b"", ahead, size)
+        if len(data) > ahead:
+            return data[ahead:]
+        if not data:
+            return b""
+        return self._rest_of_ahead(data, ahead, size)
+
+    def _rest_of_ahead(self, data, ahead, size):
+        """_past_ahead's end when its recv found data, no more than the
+        ahead bytes: read on, waiting as recv does, until a byte past
+        them comes (returned, up to size) or the client closes (b"")."""
         while len(data) <= ahead:
             try:
                 more = self.sock.recv(ahead + size - len(data), DONTWAIT)

@@ -26,6 +26,7 @@ V1_LIMIT = 107  # bytes of a v1 line, CRLF included
 V2_SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
 V2_HEAD = struct.Struct("!12sBBH")  # signature, version and command, family, length
 V2_LIMIT = 1024  # bytes after the 16-byte head
+HEADER_LIMIT = V2_HEAD.size + V2_LIMIT  # the most bytes of any header
 V2_LOCAL, V2_PROXY = 0x20, 0x21
 V2_TCP4, V2_TCP6 = 0x11, 0x21
 ADDRESS_LIMIT = 48  # bytes of an address trailer on the back-channel
@@ -40,10 +41,13 @@ _QUAD = _OCTET + rb"(?:\." + _OCTET + rb"){3}"
 _PORT = rb"(0|[1-9][0-9]{0,4})"
 V1_TCP4 = re.compile(rb"PROXY TCP4 (" + _QUAD + rb") " + _QUAD + rb" " + _PORT + rb" " + _PORT + rb"\r\n")
 # the lines V1_TCP4 took, up to the ports (b"PROXY TCP4 SRC DST"): SRC as
-# a str. A balancer's lines share their addresses (a client's, this
-# host's), not their ports: a line that starts as one of these needs only
-# its ports checked (seen_tcp4), not the match (several times the cost)
+# a str; and their destination ports (b"DPORT"). A balancer's lines share
+# their addresses (a client's, this host's) and destination port (its
+# own), not their source ports: a line that starts as one of these and
+# ends in one of those needs only its source port checked (parse's first
+# step), not the match (several times the cost)
 V1_SEEN = {}
+V1_PORTS = set()
 V1_SEEN_LIMIT = 1024
 
 
@@ -53,51 +57,54 @@ class BadHeader(Exception):
 
 
 def parse(buf):
-    """Return (what, length, address) for buf, the bytes a connection
+    """Return (what, length, address) for buf (bytes), what a connection
     from a trusted source starts with.
 
     what is WHOLE (length is the header's bytes, address the client's
     (host, port) or None), PARTIAL (buf is the start of a header that
     may still become good: all of buf is header) or BAD (no header, or a
     malformed one); length and address are 0 and None but for WHOLE.
+    A v1 TCP4 line like one taken before (its addresses in V1_SEEN, its
+    destination port in V1_PORTS) costs a split, two lookups and its
+    source port's check; any other header is parsed the long way
+    (parse_long), which gives the same answers.
     """
-    buf = bytes(buf)
-    seen = seen_tcp4(buf)
-    if seen is not None:
-        return seen
+    line, crlf, _ = buf.partition(b"\r\n")
+    if crlf and len(line) <= V1_LIMIT - 2:
+        try:
+            head, port, other = line.rsplit(b" ", 2)
+        except ValueError:
+            return parse_long(buf)
+        source = V1_SEEN.get(head)
+        # a port as _PORT takes it: digits, no leading zero (a digit
+        # string below b"1" starts with "0"), at most 65535
+        if (source is not None and other in V1_PORTS and port.isdigit()
+                and (port >= b"1" or port == b"0")):
+            number = int(port)
+            if number <= 65535:
+                return WHOLE, len(line) + 2, (source, number)
+    return parse_long(buf)
+
+
+def parse_long(buf):
+    """parse's answer for buf the long way: one match for a whole v1 TCP4
+    line (V1_TCP4, whose addresses and destination port are then kept in
+    V1_SEEN and V1_PORTS), else each version's parser."""
     tcp4 = V1_TCP4.match(buf)
     if tcp4 is not None and int(tcp4[2]) <= 65535 and int(tcp4[3]) <= 65535:
         source = tcp4[1].decode("ascii")
         if len(V1_SEEN) >= V1_SEEN_LIMIT:
             V1_SEEN.clear()  # bounded: many clients, each new line costs its match again
         V1_SEEN[buf[:tcp4.start(2) - 1]] = source
+        if len(V1_PORTS) >= V1_SEEN_LIMIT:
+            V1_PORTS.clear()
+        V1_PORTS.add(tcp4[3])
         return WHOLE, tcp4.end(), (source, int(tcp4[2]))
     if buf[:len(V2_SIGNATURE)] == V2_SIGNATURE[:len(buf)] and buf:
         return parse_v2(buf)
     if buf[:len(V1_PREFIX)] == V1_PREFIX[:len(buf)]:
         return parse_v1(buf)
     return BAD, 0, None
-
-
-def seen_tcp4(buf):
-    """Return parse's answer for buf if it starts with a v1 TCP4 line
-    whose addresses are those of a line V1_TCP4 took before (V1_SEEN)
-    and whose ports V1_TCP4 takes (_PORT, each at most 65535); else None
-    (the caller parses it the long way)."""
-    end = buf.find(b"\r\n", 0, V1_LIMIT)
-    parts = buf[:end].rsplit(b" ", 2) if end > 0 else ()
-    if len(parts) != 3:
-        return None
-    source = V1_SEEN.get(parts[0])
-    if source is None:
-        return None
-    port, other = parts[1], parts[2]
-    if (port.isdigit() and other.isdigit() and len(port) <= 5 and len(other) <= 5
-            and (port[0] != 48 or len(port) == 1) and (other[0] != 48 or len(other) == 1)):
-        port = int(port)
-        if port <= 65535 and int(other) <= 65535:
-            return WHOLE, end + 2, (source, port)
-    return None
 
 
 def parse_v1(buf):
@@ -169,7 +176,7 @@ def consume(sock, timeout):
     poll = None  # made only when the header is not whole at once
     while True:
         try:
-            peek = sock.recv(V2_HEAD.size + V2_LIMIT - len(seen), PEEK)
+            peek = sock.recv(HEADER_LIMIT - len(seen), PEEK)
         except BlockingIOError:
             peek = None
         if peek == b"":
@@ -253,15 +260,21 @@ class Trust:
         """Return whether a connection from addr (as accept gives it)
         accepted on listener index must start with a PROXY header. The
         answer is kept per listener and peer host (a balancer has few)."""
+        try:
+            return self.seen[index, addr[0]]
+        except (KeyError, IndexError):
+            return self._judge(index, addr)
+
+    def _judge(self, index, addr):
+        """trusts' answer the long way, kept in seen but for a unix
+        socket's peer (a str, no address to trust: trusts looks it up by
+        its first character, and finds nothing, since a host is longer)."""
         if type(addr) is not tuple:
-            return False  # a unix socket's peer: no address to trust
-        key = (index, addr[0])
-        answer = self.seen.get(key)
-        if answer is None:
-            if len(self.seen) >= 4096:
-                self.seen.clear()  # bounded: clients reach a child directly too
-            networks = self.by_listener.get(index)
-            answer = self.seen[key] = bool(networks) and within(host_of(addr), networks)
+            return False
+        if len(self.seen) >= 4096:
+            self.seen.clear()  # bounded: clients reach a child directly too
+        networks = self.by_listener.get(index)
+        answer = self.seen[index, addr[0]] = bool(networks) and within(host_of(addr), networks)
         return answer
 
 

@@ -76,6 +76,7 @@ ACCEPT_AGAIN = (BlockingIOError, InterruptedError, ConnectionAbortedError)
 OFFLOAD_SINCE = 5  # the protocol revision that added W and U
 EDGE_SINCE = 6  # the protocol revision that added proxy and tls, and address trailers
 HEADER_TIMEOUT = 30.0  # seconds a PROXY header may take; actd.wsgi sets its --timeout
+HEADER_PEEK = proxy.HEADER_LIMIT + HEAD_LIMIT  # a screening child's peek: a PROXY header and a head
 RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
@@ -518,7 +519,7 @@ class Worker:
         own (TLS's) is left for the request's first read (self.ahead), one
         recv less; any other is read here."""
         try:
-            peek = conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT + HEAD_LIMIT, proxy.PEEK)
+            peek = conn.recv(HEADER_PEEK, proxy.PEEK)
         except BlockingIOError:
             return proxy.PARTIAL
         except OSError:
@@ -618,7 +619,7 @@ class Worker:
         self.queued = True  # a balancer sends the request with its header: try the read before a poll
         if index not in self.tls:
             try:
-                what, length, address = proxy.parse(conn.recv(proxy.V2_HEAD.size + proxy.V2_LIMIT, proxy.PEEK))
+                what, length, address = proxy.parse(conn.recv(proxy.HEADER_LIMIT, proxy.PEEK))
             except OSError:  # nothing yet (BlockingIOError), or a fault consume finds again
                 what = None
             if what == proxy.WHOLE:

@@ -9,6 +9,7 @@ import struct
 import threading
 import time
 import unittest
+from unittest import mock
 
 from actd import channel as ch
 from actd import forwarded, proxy
@@ -110,22 +111,34 @@ class ConsumeTest(unittest.TestCase):
         self.assertGreater(fast, 20)  # the fast path was taken
 
     def test_tcp4_seen_path(self):
-        # a line whose addresses V1_TCP4 took before (V1_SEEN) gives, with
-        # its ports checked alone, what parse_v1 gives
+        # a line whose addresses and destination port V1_TCP4 took before
+        # (V1_SEEN, V1_PORTS) is taken by parse's first step, its source
+        # port checked alone, with no call of parse_long: it gives what
+        # parse_v1 gives
         rng = random.Random(20)
         quads = [b"192.0.2.1", b"203.0.113.7", b"10.0.0.255", b"1.2.3.04", b"256.1.1.1", b"0.0.0.0"]
-        ports = [b"0", b"1", b"80", b"00", b"01", b"65535", b"65536", b"99999", b"100000", b"", b"-1", b"+1", b"8 0"]
-        tails = [b"\r\n", b"\r\nGET / HTTP/1.1\r\n\r\n", b"\n", b" \r\n", b"\r"]
+        ports = [b"0", b"1", b"80", b"00", b"01", b"65535", b"65536", b"99999", b"100000", b"", b"-1", b"+1",
+                 b"8 0", b"\xd9\xa5", b"1_0", b" 8"]
+        tails = [b"\r\n", b"\r\nGET / HTTP/1.1\r\n\r\n", b"\n", b" \r\n", b"\r", b"\r\r\n"]
         proxy.V1_SEEN.clear()
-        seen = 0
-        for _ in range(20000):
-            line = b"PROXY TCP4 %s %s %s %s" % (rng.choice(quads), rng.choice(quads), rng.choice(ports),
-                                                rng.choice(ports))
-            buf = line + rng.choice(tails)
-            seen += proxy.seen_tcp4(buf) is not None
-            self.assertEqual(proxy.parse(buf), proxy.parse_v1(buf), buf)
-        self.assertGreater(seen, 100)  # the seen path was taken
+        proxy.V1_PORTS.clear()
+        long, calls = proxy.parse_long, []
+
+        def counted(buf):
+            calls.append(buf)
+            return long(buf)
+        first = 0
+        with mock.patch.object(proxy, "parse_long", counted):
+            for _ in range(20000):
+                line = b"PROXY TCP4 %s %s %s %s" % (rng.choice(quads), rng.choice(quads), rng.choice(ports),
+                                                    rng.choice(ports))
+                buf = line + rng.choice(tails)
+                before = len(calls)
+                self.assertEqual(proxy.parse(buf), proxy.parse_v1(buf), buf)
+                first += len(calls) == before
+        self.assertGreater(first, 100)  # the first step took lines
         self.assertLessEqual(len(proxy.V1_SEEN), 16)  # the good address pairs alone
+        self.assertLessEqual(proxy.V1_PORTS, {b"0", b"1", b"80", b"65535"})  # good destination ports alone
 
     def test_in_pieces(self):
         # the header comes a few bytes at a time; the request after it stays unread
@@ -173,9 +186,11 @@ class TrustTest(unittest.TestCase):
             (0, "/run/sock", False),  # a unix socket's peer
             (0, "", False),
         ]
-        for index, addr, want in cases:
-            with self.subTest(index=index, addr=addr):
-                self.assertEqual(trust.trusts(index, addr), want)
+        for _ in range(2):  # the answers, then the kept answers
+            for index, addr, want in cases:
+                with self.subTest(index=index, addr=addr):
+                    self.assertEqual(trust.trusts(index, addr), want)
+        self.assertNotIn((0, "/"), trust.seen)  # a unix socket's peer is never kept
 
     def test_bad(self):
         for text in ["127.0.0.1", "x=127.0.0.1", "0=300.0.0.1", "0=127.0.0.0/33"]:
