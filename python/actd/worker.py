@@ -66,6 +66,7 @@ import time
 from . import channel as ch
 from . import proxy
 from .glance import GIVE_BACK_GRACE, Hearing, glance
+from .http import HEADS_SEEN
 from .report import Reporter
 from .screen import FILTERS, GONE, HEAD_LIMIT, READY, WAIT, Screen
 from .unsent import write_unsent
@@ -528,6 +529,14 @@ class Worker:
         if what != proxy.WHOLE:
             return GONE if what == proxy.BAD or not peek else proxy.PARTIAL
         rest = peek[length:length + HEAD_LIMIT]
+        if rule is None and rest[-4:] == b"\r\n\r\n" and self.screen.filter == "http":
+            # a head http.parse kept, as Screen.look takes it: no call more
+            known = HEADS_SEEN.get(rest[:-4])
+            if known is not None and not known.chunked and known.length == 0:
+                screen = self.screen
+                screen.last, screen.plain, screen.known = rest, True, known
+                self.ahead, self.address = length, address or addr[:2]
+                return READY
         seen = self.screen.judge(rest, rule) if rest else None
         if seen != READY or rule is not None:
             try:
