@@ -7,6 +7,7 @@ import io
 import select
 import socket
 import struct
+import sys
 import termios
 import threading
 import time
@@ -131,3 +132,25 @@ def parse_native(entry):
             i = end + 9 + size + 1
         fields[name.decode()] = value.decode()
     return fields
+
+
+# Applications more than one test module serves.
+
+
+def with_write(environ, start_response):
+    write = start_response("200 OK", [("Content-Type", "text/plain")])
+    write(b"written ")
+    return [b"returned"]
+
+
+def replaced(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    try:
+        raise ValueError("before any byte went out")
+    except ValueError:
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain")], sys.exc_info())
+    return [b"replaced"]
+
+
+def fails(environ, start_response):
+    raise RuntimeError("the application broke")

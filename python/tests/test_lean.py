@@ -14,7 +14,8 @@ import unittest
 from actd import http, lean, response
 from actd.screen import HEAD_LIMIT, PEEK, Screen
 from actd.wsgi import Options, Server
-from helpers import tcp_pair
+from helpers import fails, replaced, tcp_pair
+from helpers import with_write as written
 
 ADDR = ("127.0.0.1", 4321)
 CLIENT = ("203.0.113.7", 5555)  # PROXY's client
@@ -123,25 +124,6 @@ def lazy(environ, start_response):
     yield b""
     start_response("200 OK", [("Content-Type", "text/plain")])
     yield b"late"
-
-
-def written(environ, start_response):
-    write = start_response("200 OK", [("Content-Type", "text/plain")])
-    write(b"written ")
-    return [b"returned"]
-
-
-def replaced(environ, start_response):
-    start_response("200 OK", [("Content-Type", "text/plain")])
-    try:
-        raise ValueError("before any byte went out")
-    except ValueError:
-        start_response("503 Service Unavailable", [("Content-Type", "text/plain")], sys.exc_info())
-    return [b"replaced"]
-
-
-def fails(environ, start_response):
-    raise RuntimeError("the application broke")
 
 
 def fails_late(environ, start_response):

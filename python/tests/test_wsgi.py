@@ -17,7 +17,7 @@ from wsgiref.validate import validator
 from actd import journal as actd_journal
 from actd import response, wsgi
 from actd.wsgi import Options, load
-from helpers import Pair, exchange, parse_native, parse_responses
+from helpers import Pair, exchange, fails, parse_native, parse_responses, replaced, with_write
 
 
 def echo(environ, start_response):
@@ -38,25 +38,6 @@ def by_lines(environ, start_response):
     lines = [line for line in environ["wsgi.input"]]
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"%d lines: " % len(lines), b"|".join(lines)]
-
-
-def with_write(environ, start_response):
-    write = start_response("200 OK", [("Content-Type", "text/plain")])
-    write(b"written ")
-    return [b"returned"]
-
-
-def replaced(environ, start_response):
-    start_response("200 OK", [("Content-Type", "text/plain")])
-    try:
-        raise ValueError("before any byte went out")
-    except ValueError:
-        start_response("503 Service Unavailable", [("Content-Type", "text/plain")], sys.exc_info())
-    return [b"replaced"]
-
-
-def fails(environ, start_response):
-    raise RuntimeError("the application broke")
 
 
 def fails_late(environ, start_response):
