@@ -91,15 +91,15 @@ func clientOf(fd int) string {
 }
 
 // reportedClient returns the connection in hand's client address from a
-// header, for Report's text, "" for none.
-func reportedClient() string {
+// header, for Report's text (formatted only when the report is sent),
+// the zero value for none.
+func reportedClient() netip.AddrPort {
 	inHandClient.mu.Lock()
-	fd, ap := inHandClient.fd, inHandClient.addr
-	inHandClient.mu.Unlock()
-	if fd < 0 {
-		return ""
+	defer inHandClient.mu.Unlock()
+	if inHandClient.fd < 0 {
+		return netip.AddrPort{}
 	}
-	return addrText(ap)
+	return inHandClient.addr
 }
 
 // RemoteAddr returns the client of connection fd (an FDHandler's or a

@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -62,13 +63,24 @@ func Requests(h http.Handler) http.Handler {
 // requestReport is the request in hand as the master knows it. Fields are
 // guarded by the lateBusy's mutex.
 type requestReport struct {
-	allowed bool          // the master speaks revision 2: R may be sent
-	text    string        // the request in hand, "" for none
-	since   time.Duration // when text was set, on the lateBusy's clock
-	sent    bool          // text went out: the master shows it
+	allowed bool           // the master speaks revision 2: R may be sent
+	text    string         // the request in hand, "" for none
+	client  netip.AddrPort // its client from a PROXY header, shown after text; zero for none
+	since   time.Duration  // when text was set, on the lateBusy's clock
+	sent    bool           // text went out: the master shows it
 }
 
-func (r *requestReport) clear() { r.text, r.sent = "", false }
+func (r *requestReport) clear() { r.text, r.client, r.sent = "", netip.AddrPort{}, false }
+
+// shown is the request's text as the master gets it: " from HOST:PORT"
+// appended for a client from a PROXY header (made only here, for the few
+// requests that last), cut to protocol.MaxText.
+func (r *requestReport) shown() string {
+	if !r.client.IsValid() {
+		return r.text
+	}
+	return protocol.Truncate(r.text + " from " + r.client.String())
+}
 
 // report sets the request in hand. A request that replaces one the master
 // shows goes out when due (requestDue); the end of one it shows ("") goes
@@ -87,10 +99,9 @@ func (b *lateBusy) report(text string) error {
 		}
 		return nil
 	}
-	if client := reportedClient(); client != "" { // proxy.go: behind a balancer, the client is worth showing
-		text += " from " + client
-	}
-	b.request.text, b.request.since, b.request.sent = protocol.Truncate(text), b.now(), false
+	// proxy.go: behind a balancer, the client is worth showing (shown)
+	b.request.text, b.request.client = protocol.Truncate(text), reportedClient()
+	b.request.since, b.request.sent = b.now(), false
 	if !b.armed {
 		b.armed = true
 		b.timer.Reset(busyReportAfter)
@@ -111,7 +122,7 @@ func (b *lateBusy) requestDue() {
 		return
 	}
 	r.sent = true
-	b.err = b.ch.sendText(protocol.Request, r.text)
+	b.err = b.ch.sendText(protocol.Request, r.shown())
 }
 
 // busyNow reports a connection on listener l busy at once (a dispatch
