@@ -41,11 +41,14 @@ func ParseBody(peek []byte) (b Body, ok bool) {
 	if b.Head > HeadLimit || headReady(peek[:b.Head-2], 0) {
 		return Body{Head: b.Head}, false // a fault in the head (headReady): the worker answers it at once
 	}
-	lines := bytes.Split(peek[start:start+end], crlf)
-	b.Fields = len(lines) - 1
-	http11 := bytes.HasSuffix(lines[0], []byte("HTTP/1.1"))
+	// line by line, without a slice of them: every screened connection
+	// comes here
+	line, rest, more := bytes.Cut(peek[start:start+end], crlf)
+	http11 := bytes.HasSuffix(line, []byte("HTTP/1.1"))
 	var lengths, codings int
-	for _, line := range lines[1:] {
+	for more {
+		line, rest, more = bytes.Cut(rest, crlf)
+		b.Fields++
 		name, value, _ := bytes.Cut(line, []byte(":"))
 		value = bytes.Trim(value, " \t")
 		switch {

@@ -122,3 +122,16 @@ func TestWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestParseBodyAllocs: every connection a child screens is judged by
+// ParseBody (Whole), so a head costs no allocation there.
+func TestParseBodyAllocs(t *testing.T) {
+	peek := []byte("GET /index.html HTTP/1.1\r\nHost: example.com\r\nUser-Agent: t\r\nAccept: */*\r\n\r\n")
+	var b Body
+	if n := testing.AllocsPerRun(100, func() { b, _ = ParseBody(peek) }); n != 0 {
+		t.Errorf("ParseBody: %v allocations per head, want 0", n)
+	}
+	if b.Fields != 3 || b.Head != len(peek) {
+		t.Errorf("got %+v, want 3 fields and the head's %d bytes", b, len(peek))
+	}
+}
