@@ -50,16 +50,15 @@ func ParseBody(peek []byte) (b Body, ok bool) {
 		line, rest, more = bytes.Cut(rest, crlf)
 		b.Fields++
 		name, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.Trim(value, " \t")
-		switch {
+		switch { // the value trimmed only for the three names that need it
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			lengths++
-			b.Length = parseLength(value)
+			b.Length = parseLength(bytes.Trim(value, " \t"))
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			codings++
-			b.Chunked = bytes.EqualFold(value, []byte("chunked"))
+			b.Chunked = bytes.EqualFold(bytes.Trim(value, " \t"), []byte("chunked"))
 		case bytes.EqualFold(name, []byte("Expect")):
-			b.Continue = http11 && bytes.EqualFold(value, []byte("100-continue"))
+			b.Continue = http11 && bytes.EqualFold(bytes.Trim(value, " \t"), []byte("100-continue"))
 		}
 	}
 	switch {
@@ -135,14 +134,15 @@ func Await(peek []byte, queued int, bound int64) Wait {
 // (ParseBody) is not whole within peek is not ready (the master, given it,
 // applies Await). It returns false for no bytes.
 func (f Filter) Whole(peek []byte) bool {
-	if !f.Ready(peek, 0) {
-		return false
-	}
 	if f != HTTP {
-		return true
+		return f.Ready(peek, 0)
 	}
+	// ParseBody first: a head end it finds makes Ready true (the end, or
+	// a fault before it), so the head is scanned once, not twice.
 	b, ok := ParseBody(peek)
 	switch {
+	case b.Head == 0:
+		return headReady(peek, 0) // no end: ready only at a fault or a limit
 	case !ok || !b.Has():
 		return true
 	case b.Chunked:
