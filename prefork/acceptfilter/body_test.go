@@ -141,7 +141,8 @@ func TestParseBodyAllocs(t *testing.T) {
 // TestWholeScansOnce: Whole under HTTP, which runs ParseBody first and the
 // head rule only where ParseBody finds no end, is the rule as written
 // (Ready, then the body's): for every prefix of every conformance case
-// and of heads with bodies, faults and limits.
+// and of heads with bodies, faults and limits. Span gives the same
+// answer, and the first request's bytes where its end is in the peek.
 func TestWholeScansOnce(t *testing.T) {
 	long := strings.Repeat("x", LineLimit+8)
 	inputs := []string{
@@ -167,10 +168,34 @@ func TestWholeScansOnce(t *testing.T) {
 		}
 		return int64(len(peek)-b.Head) >= b.Length
 	}
+	span := func(peek []byte) int { // where a whole, well framed request ends
+		b, ok := ParseBody(peek)
+		switch {
+		case !ok:
+			return 0
+		case b.Chunked:
+			if end := ChunkedEnd(peek[b.Head:]); end > 0 {
+				return b.Head + end
+			}
+			return 0 // not whole yet, or a fault
+		case int64(len(peek)-b.Head) < b.Length:
+			return 0
+		}
+		return b.Head + int(b.Length)
+	}
 	for _, in := range inputs {
 		for n := 0; n <= len(in); n++ {
-			if got, want := HTTP.Whole([]byte(in[:n])), rule([]byte(in[:n])); got != want {
-				t.Fatalf("Whole(%q): got %v, want %v", in[:n], got, want)
+			p := []byte(in[:n])
+			want := rule(p)
+			if got := HTTP.Whole(p); got != want {
+				t.Fatalf("Whole(%q): got %v, want %v", p, got, want)
+			}
+			wantSpan := 0
+			if want {
+				wantSpan = span(p)
+			}
+			if got, ready := HTTP.Span(p); got != wantSpan || ready != want {
+				t.Fatalf("Span(%q): got %d, %v, want %d, %v", p, got, ready, wantSpan, want)
 			}
 		}
 	}
