@@ -77,18 +77,41 @@ func requestSpan(peek []byte) (int, bool) {
 // wholeSpan returns how many bytes at the start of peek are whole
 // requests, and the span of the first one if not even it is whole.
 func wholeSpan(peek []byte) int {
+	if len(peek) == 0 {
+		return 0
+	}
+	n, whole := requestSpan(peek)
+	if !whole {
+		return n
+	}
+	return n + wholeAfter(peek[n:])
+}
+
+// wholeAfter returns how many bytes at the start of rest, what follows a
+// whole request, are whole requests too.
+func wholeAfter(rest []byte) int {
 	at := 0
-	for at < len(peek) {
-		n, whole := requestSpan(peek[at:])
+	for at < len(rest) {
+		n, whole := requestSpan(rest[at:])
 		if !whole {
-			if at == 0 {
-				return n
-			}
 			break
 		}
 		at += n
 	}
 	return at
+}
+
+// spanOf is wholeSpan of peek, a request's first peek, but for a
+// connection's first request the library screened: its span is the
+// library's (worker.PeekedSpan), found by the same rule as it judged the
+// connection ready, and only what follows it is parsed here.
+func (c *fdConn) spanOf(peek []byte) int {
+	if c.served == 0 {
+		if s := worker.PeekedSpan(c.fd); s > 0 && s <= len(peek) {
+			return s + wholeAfter(peek[s:])
+		}
+	}
+	return wholeSpan(peek)
 }
 
 // first is the first read of a request on an exact connection: it peeks
@@ -111,7 +134,7 @@ func (c *fdConn) first(p []byte) (int, error) {
 	case n == 0:
 		return 0, io.EOF // the client's close: no read to tell it again
 	}
-	span := wholeSpan(p[:n])
+	span := c.spanOf(p[:n])
 	whole := span > 0 && span <= n
 	if c.served > 0 && !whole && !acceptfilter.HTTP.Whole(p[:n]) {
 		return 0, errNotWhole // Whole: a fault is answered, not given back

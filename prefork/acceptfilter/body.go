@@ -50,16 +50,15 @@ func ParseBody(peek []byte) (b Body, ok bool) {
 		line, rest, more = bytes.Cut(rest, crlf)
 		b.Fields++
 		name, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.Trim(value, " \t")
-		switch {
+		switch { // the value trimmed only for the three names that need it
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			lengths++
-			b.Length = parseLength(value)
+			b.Length = parseLength(bytes.Trim(value, " \t"))
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			codings++
-			b.Chunked = bytes.EqualFold(value, []byte("chunked"))
+			b.Chunked = bytes.EqualFold(bytes.Trim(value, " \t"), []byte("chunked"))
 		case bytes.EqualFold(name, []byte("Expect")):
-			b.Continue = http11 && bytes.EqualFold(value, []byte("100-continue"))
+			b.Continue = http11 && bytes.EqualFold(bytes.Trim(value, " \t"), []byte("100-continue"))
 		}
 	}
 	switch {
@@ -135,20 +134,38 @@ func Await(peek []byte, queued int, bound int64) Wait {
 // (ParseBody) is not whole within peek is not ready (the master, given it,
 // applies Await). It returns false for no bytes.
 func (f Filter) Whole(peek []byte) bool {
-	if !f.Ready(peek, 0) {
-		return false
-	}
+	_, ready := f.Span(peek)
+	return ready
+}
+
+// Span is Whole, and for a ready request whose end peek shows (a whole
+// head of good framing, and its whole body) the bytes it takes, head and
+// body: what a worker that reads exactly reads for it (docs/protocol.md,
+// "Accept filters: pipelined and partial next requests"). span is 0 when
+// the connection is not ready, under Data, and for a request whose
+// framing is a fault, which the worker answers without a body.
+func (f Filter) Span(peek []byte) (span int, ready bool) {
 	if f != HTTP {
-		return true
+		return 0, f.Ready(peek, 0)
 	}
+	// ParseBody first: a head end it finds makes Ready true (the end, or
+	// a fault before it), so the head is scanned once, not twice.
 	b, ok := ParseBody(peek)
 	switch {
-	case !ok || !b.Has():
-		return true
+	case b.Head == 0:
+		return 0, headReady(peek, 0) // no end: ready only at a fault or a limit
+	case !ok:
+		return 0, true
 	case b.Chunked:
-		return ChunkedEnd(peek[b.Head:]) != 0
+		end := ChunkedEnd(peek[b.Head:])
+		if end <= 0 {
+			return 0, end != 0 // -1: a fault, answered at once
+		}
+		return b.Head + end, true
+	case int64(len(peek)-b.Head) < b.Length:
+		return 0, false
 	}
-	return int64(len(peek)-b.Head) >= b.Length
+	return b.Head + int(b.Length), true
 }
 
 // ChunkedEnd scans body, the start of a chunked body (docs/http.md): it

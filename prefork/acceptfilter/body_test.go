@@ -3,6 +3,8 @@ package acceptfilter
 import (
 	"strings"
 	"testing"
+
+	"github.com/actd/actd/internal/conformance"
 )
 
 // TestAwait: what a connection whose head is in still waits for, under
@@ -133,5 +135,68 @@ func TestParseBodyAllocs(t *testing.T) {
 	}
 	if b.Fields != 3 || b.Head != len(peek) {
 		t.Errorf("got %+v, want 3 fields and the head's %d bytes", b, len(peek))
+	}
+}
+
+// TestWholeScansOnce: Whole under HTTP, which runs ParseBody first and the
+// head rule only where ParseBody finds no end, is the rule as written
+// (Ready, then the body's): for every prefix of every conformance case
+// and of heads with bodies, faults and limits. Span gives the same
+// answer, and the first request's bytes where its end is in the peek.
+func TestWholeScansOnce(t *testing.T) {
+	long := strings.Repeat("x", LineLimit+8)
+	inputs := []string{
+		"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n12345GET / HTTP/1.1\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+		"\r\n\r\nGET / HTTP/1.1\r\nA: b\nC: d\r\n\r\n",
+		"GET / HTTP/1.1\r\nA: \x01\r\n\r\n", "GET / HTTP/1.1\rX\r\n\r\n", "GET /" + long + " HTTP/1.1\r\n\r\n",
+	}
+	for _, c := range conformance.Cases {
+		inputs = append(inputs, c.Bytes())
+	}
+	rule := func(peek []byte) bool { // docs/protocol.md, "The body rule", literally
+		if !HTTP.Ready(peek, 0) {
+			return false
+		}
+		b, ok := ParseBody(peek)
+		switch {
+		case !ok || !b.Has():
+			return true
+		case b.Chunked:
+			return ChunkedEnd(peek[b.Head:]) != 0
+		}
+		return int64(len(peek)-b.Head) >= b.Length
+	}
+	span := func(peek []byte) int { // where a whole, well framed request ends
+		b, ok := ParseBody(peek)
+		switch {
+		case !ok:
+			return 0
+		case b.Chunked:
+			if end := ChunkedEnd(peek[b.Head:]); end > 0 {
+				return b.Head + end
+			}
+			return 0 // not whole yet, or a fault
+		case int64(len(peek)-b.Head) < b.Length:
+			return 0
+		}
+		return b.Head + int(b.Length)
+	}
+	for _, in := range inputs {
+		for n := 0; n <= len(in); n++ {
+			p := []byte(in[:n])
+			want := rule(p)
+			if got := HTTP.Whole(p); got != want {
+				t.Fatalf("Whole(%q): got %v, want %v", p, got, want)
+			}
+			wantSpan := 0
+			if want {
+				wantSpan = span(p)
+			}
+			if got, ready := HTTP.Span(p); got != wantSpan || ready != want {
+				t.Fatalf("Span(%q): got %d, %v, want %d, %v", p, got, ready, wantSpan, want)
+			}
+		}
 	}
 }

@@ -40,7 +40,11 @@ func headReady(head []byte, from int) bool {
 		return true // newly complete, and bad
 	}
 	for i := max(from-3, start); i < len(head); i++ {
-		switch c := head[i]; {
+		c := head[i]
+		if plain[c] {
+			continue // most bytes: one load, no case below can hold
+		}
+		switch {
 		case c == '\n' && (i == start || head[i-1] != '\r'):
 			return true // a bare LF
 		case c == '\r' && i+1 < len(head) && head[i+1] != '\n':
@@ -55,6 +59,17 @@ func headReady(head []byte, from int) bool {
 }
 
 var crlf = []byte("\r\n")
+
+// plain marks the bytes headReady passes over without a look at their
+// neighbours: every byte but CR, LF, DEL and the controls other than HTAB.
+// Every screened connection and every kept-alive request's span
+// (ParseBody) is scanned byte by byte, so the common byte costs one load.
+var plain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= ' ' && c != 0x7f || c == '\t'
+	}
+	return t
+}()
 
 // requestLine reports whether line (without its CRLF) is a request line
 // as every worker takes it: a method token, SP, a target of visible

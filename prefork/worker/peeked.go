@@ -13,16 +13,19 @@ package worker
 var screened struct {
 	fd    int
 	bytes []byte // the screener's buffer: valid until its next look
+	span  int    // the first request's bytes in them (acceptfilter.Filter.Span), 0 if not known
 }
 
 func init() { screened.fd = -1 }
 
 // setScreened records b, the bytes at the start of connection fd that
-// look judged ready.
-func setScreened(fd int, b []byte) { screened.fd, screened.bytes = fd, b }
+// look judged ready, span of them the first request's (0: not known).
+func setScreened(fd int, b []byte, span int) {
+	screened.fd, screened.bytes, screened.span = fd, b, span
+}
 
 // forgetScreened drops the record.
-func forgetScreened() { screened.fd, screened.bytes = -1, nil }
+func forgetScreened() { screened.fd, screened.bytes, screened.span = -1, nil, 0 }
 
 // Peeked returns what the library's screening peek found at the start of
 // connection fd (a KeepFDHandler's, called from it), after the PROXY
@@ -39,4 +42,18 @@ func Peeked(fd int) []byte {
 		return nil
 	}
 	return screened.bytes
+}
+
+// PeekedSpan returns how many bytes at the start of Peeked(fd) the first
+// request takes, head and body, where the library's screening found its
+// end (acceptfilter.Filter.Span): a handler that reads exactly may read
+// that far without parsing the head for it. It returns 0 when it is not
+// known (a connection the child did not screen, a request whose framing
+// is a fault, the data filter, a TLS listener): the handler then finds
+// the end itself.
+func PeekedSpan(fd int) int {
+	if fd < 0 || screened.fd != fd {
+		return 0
+	}
+	return screened.span
 }

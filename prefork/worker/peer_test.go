@@ -72,6 +72,7 @@ func TestScreenOnePeek(t *testing.T) {
 	}
 	const v1 = "PROXY TCP4 203.0.113.7 192.0.2.1 5555 80\r\n"
 	const get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+	const post = "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
 	for _, tc := range []struct {
 		name  string
 		sent  string
@@ -79,12 +80,15 @@ func TestScreenOnePeek(t *testing.T) {
 		kept  bool   // given to the master (Keep, NotReady)
 		addr  string // the Keep's address, or the client's when ready
 		left  string // what the socket still holds
+		span  int    // PeekedSpan when ready: the first request's bytes
 	}{
-		{"header and request", v1 + get, true, false, "203.0.113.7:5555", get},
-		{"header alone", v1, false, true, "203.0.113.7:5555", ""},
-		{"header and part", v1 + get[:10], false, true, "203.0.113.7:5555", get[:10]},
-		{"header's beginning", v1[:12], false, true, "", v1[:12]},
-		{"malformed", "PROXY TCP4 x\r\n" + get, false, false, "", ""},
+		{"header and request", v1 + get, true, false, "203.0.113.7:5555", get, len(get)},
+		{"header, a body, the next's start", v1 + post + "GET", true, false, "203.0.113.7:5555", post + "GET", len(post)},
+		{"header and a bad length", v1 + "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", true, false, "203.0.113.7:5555", "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 0},
+		{"header alone", v1, false, true, "203.0.113.7:5555", "", 0},
+		{"header and part", v1 + get[:10], false, true, "203.0.113.7:5555", get[:10], 0},
+		{"header's beginning", v1[:12], false, true, "", v1[:12], 0},
+		{"malformed", "PROXY TCP4 x\r\n" + get, false, false, "", "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lfd, client := listenedPair(t, "tcp4")
@@ -117,9 +121,12 @@ func TestScreenOnePeek(t *testing.T) {
 				if got := string(Peeked(fd)); got != tc.left {
 					t.Errorf("Peeked %q, want %q", got, tc.left)
 				}
+				if got := PeekedSpan(fd); got != tc.span {
+					t.Errorf("PeekedSpan %d, want %d", got, tc.span)
+				}
 				forgetPeer() // as a connection handed over next does
-				if got := Peeked(fd); got != nil {
-					t.Errorf("Peeked after a hand-over %q, want nil", got)
+				if got, span := Peeked(fd), PeekedSpan(fd); got != nil || span != 0 {
+					t.Errorf("Peeked after a hand-over %q, %d, want nil, 0", got, span)
 				}
 			}
 			if tc.kept {

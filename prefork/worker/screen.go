@@ -167,9 +167,9 @@ func (sc *screener) look(fd, l int) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	if sc.ready(l, rest) {
-		setScreened(fd, rest) // peeked.go: the handler's first peek
-		setOwed(fd, owes)     // proxyread.go
+	if span, ready := sc.ready(l, rest); ready {
+		setScreened(fd, rest, span) // peeked.go: the handler's first peek
+		setOwed(fd, owes)           // proxyread.go
 		return true, nil
 	}
 	if owes > 0 && !sc.readHeader(fd, owes) {
@@ -196,15 +196,17 @@ func (sc *screener) peekAgain(fd int) ([]byte, bool) {
 
 // ready applies the readiness rule of listener l to b, the bytes the
 // client sent so far (none: not ready): the TLS one (a whole ClientHello)
-// on a listener that terminates TLS, else the filter's.
-func (sc *screener) ready(l int, b []byte) bool {
+// on a listener that terminates TLS, else the filter's, which also gives
+// the first request's span where it found its end (acceptfilter.Span; 0
+// otherwise).
+func (sc *screener) ready(l int, b []byte) (span int, ready bool) {
 	switch {
 	case len(b) == 0:
-		return false
+		return 0, false
 	case sc.tls.on(l) != nil:
-		return acceptfilter.HelloReady(b)
+		return 0, acceptfilter.HelloReady(b)
 	}
-	return sc.filter.Whole(b)
+	return sc.filter.Span(b)
 }
 
 // serve serves connection fd, accepted on listener l, and gives it back
