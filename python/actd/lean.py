@@ -66,10 +66,12 @@ class Lean:
         plain one: no TLS), as Server.serve does. request
         is the Request http.parse kept for what a screening child peeked
         (hooks.seen: one head, no body; actd.screen), else None: the head
-        is read first (polled for unless hooks.arrived()). A screening
-        child's connection may start with a PROXY header (hooks.ahead
-        bytes, addr its client's): the recv that takes the request takes
-        it too and drops it. The caller closes sock."""
+        is read first (polled for unless hooks.arrived()). A connection
+        may start with a PROXY header the worker peeked but left unread
+        (hooks.ahead bytes, addr its client's; a screening or an
+        exclusive-mode child's): the recv that takes the request takes
+        it too and drops it, the header of a screened head without a
+        copy. The caller closes sock."""
         server = self.server
         hooks = server.hooks
         if request is None:
@@ -88,15 +90,19 @@ class Lean:
                 server.serve(sock, addr, local)
                 return
             ahead = hooks.ahead  # a PROXY header before the request: taken by the same recv
+            want = ahead + len(taken)
             try:
-                got = sock.recv(ahead + len(taken), DONTWAIT)
+                got = sock.recv(want, DONTWAIT)
             except OSError:
                 got = b""
-            if ahead and got:
-                if len(got) < ahead:
-                    return  # part of a header the peek showed whole: cannot be; the caller closes
-                got, hooks.ahead = got[ahead:], 0
-            if len(got) != len(taken):
+            if len(got) == want:
+                if ahead:
+                    hooks.ahead = 0  # got is the header and taken: taken stands for it, no copy
+            else:
+                if ahead and got:
+                    if len(got) < ahead:
+                        return  # part of a header the peek showed whole: cannot be; the caller closes
+                    got, hooks.ahead = got[ahead:], 0
                 if got:
                     server.serve_on(*server.open(sock, addr, got, got), local)
                 else:
@@ -189,7 +195,9 @@ class Lean:
         if the client closed or reset it first, or sent nothing within
         the timeout, None if nothing came yet of one that arrived (the
         full path then waits). Polls first, unless hooks.arrived(). Other
-        faults raise OSError, as the full path's read does."""
+        faults raise OSError, as the full path's read does. A PROXY header
+        the worker left (hooks.ahead) is read with them and dropped
+        (_past_header)."""
         if not hooks.arrived():
             timeout = self.server.options.timeout
             p = select.poll()
@@ -197,11 +205,32 @@ class Lean:
             if not p.poll(timeout * 1000 if timeout > 0 else None):
                 return b""
         try:
+            if hooks.ahead:
+                return self._past_header(sock, hooks)
             return sock.recv(http.READ_SIZE, DONTWAIT)
         except BlockingIOError:
             return None
         except (ConnectionError, TimeoutError):
             return b""
+
+    @staticmethod
+    def _past_header(sock, hooks):
+        """_read's recv for a connection whose PROXY header the worker
+        left for it (hooks.ahead bytes, in already: an exclusive-mode
+        child's, Worker._read_header): the header and the request's first
+        bytes in one recv, the header dropped. Returns those bytes, b"" if
+        the client closed, None if no byte past the header came yet (the
+        header read, or as much of it as came: hooks.ahead is what is
+        left, for the full path's first read to drop)."""
+        ahead = hooks.ahead
+        data = sock.recv(http.READ_SIZE + ahead, DONTWAIT)
+        if len(data) > ahead:
+            hooks.ahead = 0
+            return data[ahead:]
+        if not data:
+            return b""
+        hooks.ahead = ahead - len(data)
+        return None
 
 
 class Call:

@@ -41,7 +41,8 @@ _QUAD = _OCTET + rb"(?:\." + _OCTET + rb"){3}"
 _PORT = rb"(0|[1-9][0-9]{0,4})"
 V1_TCP4 = re.compile(rb"PROXY TCP4 (" + _QUAD + rb") " + _QUAD + rb" " + _PORT + rb" " + _PORT + rb"\r\n")
 # the lines V1_TCP4 took, up to the ports (b"PROXY TCP4 SRC DST"): SRC as
-# a str; and their destination ports (b"DPORT"). A balancer's lines share
+# a str; and their destination ports with the CR after them (b"DPORT\r":
+# parse's first step cuts at the LF). A balancer's lines share
 # their addresses (a client's, this host's) and destination port (its
 # own), not their source ports: a line that starts as one of these and
 # ends in one of those needs only its source port checked (parse's first
@@ -65,24 +66,25 @@ def parse(buf):
     may still become good: all of buf is header) or BAD (no header, or a
     malformed one); length and address are 0 and None but for WHOLE.
     A v1 TCP4 line like one taken before (its addresses in V1_SEEN, its
-    destination port in V1_PORTS) costs a split, two lookups and its
-    source port's check; any other header is parsed the long way
-    (parse_long), which gives the same answers.
+    destination port and CR in V1_PORTS) costs a partition at the LF, a
+    split, two lookups and its source port's check; any other header is
+    parsed the long way (parse_long), which gives the same answers.
     """
-    line, crlf, _ = buf.partition(b"\r\n")
-    if crlf and len(line) <= V1_LIMIT - 2:
-        try:
-            head, port, other = line.rsplit(b" ", 2)
-        except ValueError:
-            return parse_long(buf)
-        source = V1_SEEN.get(head)
-        # a port as _PORT takes it: digits, no leading zero (a digit
-        # string below b"1" starts with "0"), at most 65535
-        if (source is not None and other in V1_PORTS and port.isdigit()
-                and (port >= b"1" or port == b"0")):
-            number = int(port)
-            if number <= 65535:
-                return WHOLE, len(line) + 2, (source, number)
+    line, lf, _ = buf.partition(b"\n")  # one byte: a memchr; the CR is other's (V1_PORTS)
+    try:
+        head, port, other = line.rsplit(b" ", 2)
+    except ValueError:
+        return parse_long(buf)
+    source = V1_SEEN.get(head)
+    # a port as _PORT takes it: digits, no leading zero (a digit string
+    # below b"1" starts with "0"), at most 65535; no bound on the line's
+    # length is needed: a head V1_SEEN holds, a port and another
+    # V1_PORTS holds are at most 42 + 1 + 5 + 1 + 6 bytes
+    if (source is not None and other in V1_PORTS and lf and port.isdigit()
+            and (port >= b"1" or port == b"0")):
+        number = int(port)
+        if number <= 65535:
+            return WHOLE, len(line) + 1, (source, number)
     return parse_long(buf)
 
 
@@ -98,7 +100,7 @@ def parse_long(buf):
         V1_SEEN[buf[:tcp4.start(2) - 1]] = source
         if len(V1_PORTS) >= V1_SEEN_LIMIT:
             V1_PORTS.clear()
-        V1_PORTS.add(tcp4[3])
+        V1_PORTS.add(tcp4[3] + b"\r")
         return WHOLE, tcp4.end(), (source, int(tcp4[2]))
     if buf[:len(V2_SIGNATURE)] == V2_SIGNATURE[:len(buf)] and buf:
         return parse_v2(buf)

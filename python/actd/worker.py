@@ -463,8 +463,7 @@ class Worker:
                     continue
                 lean = self.quick is not None and self.known is not None
             else:
-                lean = (self.quick is not None and index not in self.tls
-                        and (self.trust is None or not self.trust.trusts(index, got[1])))
+                lean = self.quick is not None and index not in self.tls
             self.reporter.start(index)
             self.queued = i > 0
             self._serve(got, index, self.screen is not None, lean)
@@ -576,22 +575,22 @@ class Worker:
     def _serve(self, got, index, judged=False, lean=False):
         """Serve an accepted connection, after its PROXY header unless
         judged (a screening child read it), by quick if lean (a plain
-        listener: no TLS, no header); a screening child gives it back (K)
-        if it goes idle, before the caller reports it done."""
+        listener: no TLS); a screening child gives it back (K) if it goes
+        idle, before the caller reports it done."""
         conn, addr = got
         self.parkable, self.give_back = self.screen is not None and index not in self.tls, False
         self.listener, self.finished, self.held = index, False, conn
         served = None
         try:
+            if not judged and self.trust is not None and self.trust.trusts(index, addr):
+                if not self._read_header(conn, index):
+                    return
+                addr = self.address or addr
             if lean:
                 served = conn
-                self.reporter.client = self.address  # a screened PROXY header's, else None
+                self.reporter.client = self.address  # a PROXY header's, else None
                 self.quick(conn, addr, self.locals[index], self.known)
             else:
-                if not judged and self.trust is not None and self.trust.trusts(index, addr):
-                    if not self._read_header(conn, index):
-                        return
-                addr = self.address or addr
                 self.reporter.client = self.address
                 served = self._secure(conn, index)
                 if served is None:

@@ -300,6 +300,51 @@ class LeanTest(unittest.TestCase):
                     if got[1]:
                         self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
 
+    def test_proxy_header_exclusive_as_full(self):
+        # an exclusive-mode child's connection whose PROXY header it
+        # peeked whole and left for the request's read (Worker._read_header):
+        # the lean path's first recv takes both and drops the header, as
+        # the full path's Connection does
+        for app in APPS:
+            for name, data, plain in REQUESTS:
+                with self.subTest(app=app.__name__, request=name):
+                    serve(app, data, "full", header=PROXY_V1)
+                    full = serve(app, data, "full", header=PROXY_V1)
+                    got = serve(app, data, "lean", header=PROXY_V1)
+                    self.assertEqual(got[0], full[0], "the bytes sent")
+                    self.assertEqual(got[1], full[1], "the environ")
+                    self.assertEqual(got[2], full[2], "the requests reported, the waits")
+                    self.assertEqual(got[4], plain and app in LEAN_APPS, "whether the lean path sent the response")
+                    if got[1]:
+                        self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
+
+    def test_proxy_header_alone_first(self):
+        # the header came alone (the request later): the lean path reads
+        # it and leaves the wait for the request to the full path, which
+        # must not drop a byte more
+        serve(hello, CLOSE, "full")
+        client, conn = tcp_pair()
+        with client, conn:
+            client.sendall(PROXY_V1)
+            select.select([conn], [], [], 5)
+            later = threading.Timer(0.2, lambda: (client.sendall(CLOSE), client.shutdown(socket.SHUT_WR)))
+            later.start()
+            hooks = Hooks(None, len(PROXY_V1))
+            environs = []
+            server = Server(lambda env, sr: environs.append(env) or hello(env, sr), Options(timeout=5), hooks)
+            quick = Counted(server)
+            quick.serve(conn, CLIENT, LOCAL)
+            later.join(5)
+            conn.close()
+            chunks = []
+            read_all(client, chunks)
+        out = b"".join(chunks)
+        self.assertTrue(out.startswith(b"HTTP/1.1 200 OK\r\n"), out)
+        self.assertTrue(out.endswith(b"hello /lean"), out)
+        self.assertEqual(quick.sent, 0, "want the full path to answer")
+        self.assertEqual(hooks.ahead, 0)
+        self.assertEqual((environs[0]["REMOTE_ADDR"], environs[0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
+
     def test_tally_and_log_as_full(self):
         for log in (Tally, Log):
             for app in (hello, fails, written, short, long):
