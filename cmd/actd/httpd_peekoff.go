@@ -189,6 +189,9 @@ func (c *fdConn) settle(r *bufio.Reader) error {
 	}
 	c.off.pending = 0
 	rest := r.Buffered()
+	if rest == 0 {
+		return nil
+	}
 	if b, _ := r.Peek(rest); wholeAfter(b) == rest {
 		return nil
 	}
