@@ -173,9 +173,9 @@ func (c *fdConn) setTimeout(d time.Duration) {
 // a pending peek errPastPeek (readNext reads the request again). The
 // first read of a request costs no clock or socket option: only a request
 // that needs more reads is checked, and once less than the timeout is
-// left, the timeout is lowered to what is left. With the peek offset on, the first
-// read of a next request is its peek, and a read throws away the bytes
-// served from peeks before it reads (httpd_peekoff.go).
+// left, the timeout is lowered to what is left. With the peek offset on,
+// the first read of a next request is its peek, and a read throws away
+// the bytes served from peeks before it reads (httpd_peekoff.go).
 func (c *fdConn) Read(p []byte) (int, error) {
 	if c.off.pending > 0 {
 		return 0, errPastPeek // the parse needs more than the pending peek
