@@ -72,7 +72,7 @@ func serveHTTP(conn *fdConn, delay time.Duration, files string) worker.KeepFDHan
 			conn.begin()
 			h.kind = ""
 			rules.reset()
-			again, status := readRequestWith(r, h.seen, rules)
+			again, status := conn.readNext(r, h.seen, rules)
 			if status == giveBack {
 				return conn.finish(true) // the next request is the master's until whole
 			}
@@ -136,6 +136,7 @@ type fdConn struct {
 	served  int           // requests read whole on this connection
 	left    int           // bytes the span still allows, or unbounded
 	off     peekOffset    // the peek offset (httpd_peekoff.go)
+	spanned bool          // this request's span is found before it is served
 	grace   time.Duration // keepAliveGrace (tests may lengthen it)
 }
 
@@ -143,7 +144,7 @@ type fdConn struct {
 // socket option on the fast path. exact: it may go back to the master.
 func (c *fdConn) open(fd int, exact bool) {
 	c.fd, c.exact, c.served, c.left = fd, exact, 0, unbounded
-	c.off.on, c.off.served = false, 0
+	c.off.on, c.off.served, c.off.pending = false, 0, 0
 	c.setTimeout(keepAliveIdle)
 }
 
@@ -151,7 +152,7 @@ func (c *fdConn) open(fd int, exact bool) {
 // slow request before lowered it, and not on a connection whose next
 // requests are waited for at keepAliveGrace (graced).
 func (c *fdConn) begin() {
-	c.since, c.reads, c.got = time.Now(), 0, 0
+	c.since, c.reads, c.got, c.spanned = time.Now(), 0, 0, false
 	if c.timeout < keepAliveIdle && !c.graced() {
 		c.setTimeout(keepAliveIdle)
 	}
@@ -168,13 +169,17 @@ func (c *fdConn) setTimeout(d time.Duration) {
 // Read reads from the socket; the peer's close is io.EOF, a wait for bytes
 // longer than keepAliveIdle EAGAIN, a read after requestDeadline
 // errDeadline, and on an exact connection a next request not whole
-// errNotWhole, none of it within keepAliveGrace errIdle. The first read of
-// a request costs no clock or socket option: only a request that needs
-// more reads is checked, and once less than the timeout is left, the
-// timeout is lowered to what is left. With the peek offset on, the first
-// read of a next request is its peek, and a read throws away the bytes
-// served from peeks before it reads (httpd_peekoff.go).
+// errNotWhole, none of it within keepAliveGrace errIdle, and a read past
+// a pending peek errPastPeek (readNext reads the request again). The
+// first read of a request costs no clock or socket option: only a request
+// that needs more reads is checked, and once less than the timeout is
+// left, the timeout is lowered to what is left. With the peek offset on,
+// the first read of a next request is its peek, and a read throws away
+// the bytes served from peeks before it reads (httpd_peekoff.go).
 func (c *fdConn) Read(p []byte) (int, error) {
+	if c.off.pending > 0 {
+		return 0, errPastPeek // the parse needs more than the pending peek
+	}
 	wait := keepAliveIdle
 	if c.reads > 0 {
 		left := requestDeadline - time.Since(c.since)

@@ -45,6 +45,11 @@ import (
 // go back to the master, when that request is not whole yet.
 var errNotWhole = errors.New("next request not whole")
 
+// errPastPeek is a read of a request whose pending peek (httpd_peekoff.go)
+// the handler's parse found too short: the request is read again, its
+// span found first (readNext).
+var errPastPeek = errors.New("request goes on past its pending peek")
+
 // errIdle is the first read of a next request on a connection that may go
 // back to the master, when nothing of it came within keepAliveGrace.
 var errIdle = errors.New("no next request within the grace")
@@ -117,7 +122,8 @@ func (c *fdConn) spanOf(peek []byte) int {
 // first is the first read of a request on an exact connection: it peeks
 // into p, gives up with errNotWhole for a next request not whole, and
 // else sets the span the request may read. A next request's bytes it
-// serves from the peek where it can (httpd_peekoff.go). It returns how
+// serves from the peek where it can (httpd_peekoff.go), with the offset
+// on before their span is known (pending: readNext). It returns how
 // many bytes of p it serves (0: read the span as before), or the peek's
 // error (errIdle: nothing of a next request within the grace), or the
 // error of throwing served bytes away, or io.EOF for the client's close.
@@ -133,6 +139,13 @@ func (c *fdConn) first(p []byte) (int, error) {
 		return 0, err
 	case n == 0:
 		return 0, io.EOF // the client's close: no read to tell it again
+	}
+	if c.served > 0 && c.off.on && !c.spanned {
+		c.left = unbounded
+		return c.servePending(n), nil // its span: the handler's parse (readNext)
+	}
+	if c.served > 0 {
+		c.off.spans++
 	}
 	span := c.spanOf(p[:n])
 	whole := span > 0 && span <= n
@@ -228,4 +241,26 @@ func peekWait(fd int, buf []byte) (int, error) {
 func wholeBuffered(r *bufio.Reader) bool {
 	b, _ := r.Peek(r.Buffered())
 	return wholeSpan(b) == len(b)
+}
+
+// readNext is readRequestWith for the handler on c: a request whose
+// pending peek the parse found too short (pastPeek) is read again, its
+// span found first, so that one not whole goes back to the master
+// (giveBack) with none of it read; a request parsed from a pending peek
+// settles it. It returns what readRequestWith returns, or closeQuietly
+// if the socket's peek offset could not be set (the connection closes).
+func (c *fdConn) readNext(r *bufio.Reader, seen func([]byte), rules *requestRules) (keepAlive bool, status int) {
+	keepAlive, status = readRequestWith(r, seen, rules)
+	if status == pastPeek {
+		if c.unserve() != nil {
+			return false, closeQuietly
+		}
+		r.Reset(c)
+		rules.reset()
+		keepAlive, status = readRequestWith(r, seen, rules)
+	}
+	if status == 0 && c.settle(r) != nil {
+		return false, closeQuietly
+	}
+	return keepAlive, status
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"sync/atomic"
@@ -32,6 +33,14 @@ import (
 //     master or closes (unread bytes would make the close a reset).
 //   - A peek that shows whole requests and the start of a next one sets
 //     the offset back to the end of the whole ones (rare).
+//   - Once the offset is on, a next request's peek is served to the
+//     handler before its span is known (pending), and the handler's own
+//     parse finds where it ends: its head is parsed once, not first by
+//     requestSpan. A parse that ends within the peek settles it (the
+//     offset set back before any bytes after the request, unless they are
+//     whole requests); one that needs more than the peek showed unserves
+//     it, and the request is read again on the path above, which may give
+//     the connection back.
 //   - Before the connection goes back (K) or the master may finish a
 //     response on it, the offset is switched off: the master peeks the
 //     same socket.
@@ -59,6 +68,8 @@ type peekOffset struct {
 	on       bool // the offset is on
 	served   int  // bytes served from peeks and still in the socket: the offset
 	fallback bool // never switch it on (tests of the path without it)
+	pending  int  // bytes of the last peek served before their span is known
+	spans    int  // next requests' spans found by requestSpan, for tests
 	peeked   int  // requests' first reads served from a peek, for tests
 	scratch  []byte
 }
@@ -155,4 +166,48 @@ func (c *fdConn) finish(gave bool) bool {
 		return false
 	}
 	return c.release() == nil
+}
+
+// servePending serves the n bytes a next request's peek brought, with the
+// offset on, to the handler's parse, which finds where the request ends
+// (settle) or needs more (unserve). It returns n.
+func (c *fdConn) servePending(n int) int {
+	c.off.served += n
+	c.off.pending = n
+	c.off.peeked++
+	return n
+}
+
+// settle ends a pending peek once the handler's parse read a whole
+// request from it, the bytes after it still buffered in r: unless they
+// are whole requests too (served from r next), they go back to the
+// socket, the offset set back before them. It returns nil, or the error
+// of setting the offset back (the connection must close).
+func (c *fdConn) settle(r *bufio.Reader) error {
+	if c.off.pending == 0 {
+		return nil
+	}
+	c.off.pending = 0
+	rest := r.Buffered()
+	if rest == 0 {
+		return nil
+	}
+	if b, _ := r.Peek(rest); wholeAfter(b) == rest {
+		return nil
+	}
+	r.Discard(rest)
+	c.off.served -= rest
+	return setPeekOff(c.fd, c.off.served)
+}
+
+// unserve takes back a pending peek whose request the handler's parse
+// found longer than it: the offset goes back to the request's first byte
+// and the request starts again, its span found by requestSpan (spanned).
+// It returns nil, or the error of setting the offset (the connection
+// must close).
+func (c *fdConn) unserve() error {
+	c.off.served -= c.off.pending
+	c.off.pending, c.off.peeked = 0, c.off.peeked-1
+	c.reads, c.got, c.left, c.spanned = 0, 0, unbounded, true
+	return setPeekOff(c.fd, c.off.served)
 }

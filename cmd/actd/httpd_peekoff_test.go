@@ -389,3 +389,63 @@ func TestPeekOffUnix(t *testing.T) {
 		t.Errorf("after the client's close: %v", err)
 	}
 }
+
+// TestPeekOffParsesOnce: once the peek offset is on, a next request's
+// head is parsed once, by the handler, not first by requestSpan: after
+// the second request (which switches the offset on, its span found
+// first), requests one by one (GET, Content-Length and chunked bodies)
+// find no span. A head whose body is not in yet, longer than its peek,
+// is read again with its span found first, and goes back to the master
+// with none of it read, as before: the next hold answers it. On the read
+// path every next request's span is found first.
+func TestPeekOffParsesOnce(t *testing.T) {
+	chunked := "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+	head, body := gracePost[:len(gracePost)-10], gracePost[len(gracePost)-10:]
+	reqs := []string{graceGet, graceGet, gracePost, chunked, graceGet}
+	for _, path := range peekPaths {
+		for _, tc := range []struct {
+			name  string
+			late  bool // last, a POST head whose body comes later
+			spans int  // on the peek offset's path; the read path: one more per next request
+		}{
+			{"one by one", false, 1},
+			{"a body after its head", true, 2},
+		} {
+			t.Run(path.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				needPeekOff(t, path.fallback)
+				h := newPeekOffConn(t, path.fallback)
+				gave := h.hold()
+				h.oneByOne(t, reqs...)
+				if tc.late {
+					io.WriteString(h.c, head)
+				} else {
+					h.c.(*net.TCPConn).CloseWrite()
+				}
+				if g, err := waitGave(gave, 5*time.Second); err != nil || g != tc.late {
+					t.Fatalf("given back %v (%v), want %v", g, err, tc.late)
+				}
+				want := tc.spans
+				if path.fallback {
+					want += len(reqs) - 2
+				}
+				if got := h.conn.off.spans; got != want {
+					t.Errorf("next requests' spans found first: got %d, want %d", got, want)
+				}
+				if !tc.late {
+					return
+				}
+				gave = h.hold()
+				io.WriteString(h.c, body)
+				if codes, err := h.answers(1); err != nil || codes[0] != 200 {
+					t.Fatalf("the head given back, its body sent: got %v, %v; want 200", codes, err)
+				}
+				h.oneByOne(t, graceGet)
+				h.c.(*net.TCPConn).CloseWrite()
+				if _, err := waitGave(gave, 5*time.Second); err != nil {
+					t.Errorf("after the client's close: %v", err)
+				}
+			})
+		}
+	}
+}

@@ -19,6 +19,10 @@ const closeQuietly = -1
 // read.
 const giveBack = -2
 
+// pastPeek is readRequest's status for a request longer than the pending
+// peek it was parsed from (errPastPeek): fdConn.readNext reads it again.
+const pastPeek = -3
+
 // readRequest reads one request's head and body from r, by the framing
 // rules every actd worker kind keeps (docs/http.md, RFC 9112):
 //
@@ -42,7 +46,8 @@ const giveBack = -2
 //     longer than keepAliveIdle: 408; the client's close: closeQuietly
 //   - on a connection that may go back to the master, a next request not
 //     whole yet, or none of it within keepAliveGrace: giveBack, with no
-//     byte of it read
+//     byte of it read; one longer than the pending peek it was parsed
+//     from: pastPeek (fdConn.readNext reads it again)
 //
 // It calls seen, if set, with a valid request line (without its end of
 // line; the slice is good only during the call). It returns whether the
@@ -213,7 +218,7 @@ func hasBadByte(line []byte) bool {
 // than the buffer, 408 for a request past its deadline or a SO_RCVTIMEO
 // timeout (the handler makes the latter quiet if no byte had come), 400
 // for a control byte or a bare CR, giveBack for errNotWhole and errIdle,
-// closeQuietly for the client's close or a failed socket.
+// pastPeek for errPastPeek, closeQuietly for the client's close or a failed socket.
 func readStatus(err error, tooLong int) int {
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
@@ -224,6 +229,8 @@ func readStatus(err error, tooLong int) int {
 		return 408
 	case errors.Is(err, errNotWhole), errors.Is(err, errIdle):
 		return giveBack
+	case errors.Is(err, errPastPeek):
+		return pastPeek
 	}
 	return closeQuietly
 }
