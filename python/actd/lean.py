@@ -18,7 +18,10 @@ start_response with exc_info or called from the result, a head not
 built before (Set-Cookie), a send the socket does not take whole, a
 failure of the application (logged as the full path logs it). The
 application is called once either way (Server.open, Server.answer_first).
-A connection kept alive is the full path's after its first request.
+A connection kept alive stays on the lean path while its next requests
+are such heads (Lean._next waits for each as Server.serve_on would, a
+screening child's wait peeking it, and reads exactly that), and goes to
+the full path, for good, at the first that is not.
 tests/test_lean.py checks that both paths give the same bytes and the
 same environ.
 """
@@ -26,6 +29,7 @@ same environ.
 import select
 import socket
 import time
+from functools import partial
 
 from . import http
 from .response import (CONTENT_LENGTHS, GOOD_STATUSES, HEADS, Response, check_headers, check_status,
@@ -69,7 +73,8 @@ class Lean:
         is read first (polled for unless hooks.arrived()). A screening
         child's connection may start with a PROXY header (hooks.ahead
         bytes, addr its client's): the recv that takes the request takes
-        it too and drops it. The caller closes sock."""
+        it too and drops it. Its next requests go the same way while they
+        can (_next). The caller closes sock."""
         server = self.server
         hooks = server.hooks
         if request is None:
@@ -78,8 +83,8 @@ class Lean:
                 if taken is None:
                     server.serve(sock, addr, local)  # nothing read: all the full path's
                 return  # the client closed before a request, or failed
-            request = http.HEADS_SEEN.get(taken[:-4]) if taken[-4:] == END else None
-            if request is None or request.length or request.chunked or request.method == "HEAD":
+            request = usable(taken)
+            if request is None:
                 server.serve_on(*server.open(sock, addr, taken, taken), local)
                 return
         else:
@@ -102,12 +107,27 @@ class Lean:
                 else:
                     server.serve(sock, addr, local)  # the full path meets the fault again
                 return
-        hooks.request(request.describe)
+        client = (str(addr[0]), str(addr[1]), None) if type(addr) is tuple else ("", "", None)
+        template = server.templates.get(local) or server._template(local)
+        while self._answer(sock, addr, local, taken, request, client, template):
+            taken = self._next(sock, addr, local)
+            if taken is None:
+                return
+            taken, request = taken
+
+    def _answer(self, sock, addr, local, taken, request, client, template):
+        """Answer request (a head http.parse kept, no body, not HEAD; taken
+        its bytes, all that was read) from client, (REMOTE_ADDR,
+        REMOTE_PORT, None), with an environ from template; return True if
+        the lean path sent the response and the connection waits for a
+        next request, False once the connection is over or the full path
+        has it (and served it to its end)."""
+        server = self.server
+        server.hooks.request(request.describe)
         began = None
         if server.access_log:
             began = (0.0 if server.tally_only else time.time(), time.monotonic_ns())
-        client = (str(addr[0]), str(addr[1]), None) if type(addr) is tuple else ("", "", None)
-        environ = (server.templates.get(local) or server._template(local)).copy()
+        environ = template.copy()
         environ.update(request.env or request_env_kept(request))
         environ["REMOTE_ADDR"] = client[0]
         environ["REMOTE_PORT"] = client[1]
@@ -128,17 +148,66 @@ class Lean:
                     and type(result[0]) is bytes):
                 head = HEADS.get((status, request.version, False, keep_alive, False, False, *call.headers))
                 if head is not None:
-                    self._send(sock, addr, local, taken, request, client, began, status, call.headers, head,
-                               result[0])
-                    return
+                    return self._send(sock, addr, local, taken, request, client, began, status, call.headers,
+                                      head, result[0])
         response = call.take()
         first = (lambda: server.answer_first(request, client, began, environ, response, outcome))
         server.serve_on(*call.opened, local, first)
+        return False
+
+    def _next(self, sock, addr, local):
+        """Wait for the next request on a connection the lean path
+        answered, as Server.serve_on does, and return (taken, request) if
+        it is one the lean path answers: a head http.parse kept, alone, no
+        body, not HEAD. Else None: the connection is over (idle, closed,
+        a fault: the caller closes it, and a screening child gives it
+        back if hooks.give_back), or the full path took it from here with
+        whatever was read (Server.open) and served it to its end.
+
+        A screening child's wait peeked (hooks.glimpse): it reads exactly
+        that peek, as exact reading would; any other reads what came."""
+        server = self.server
+        hooks = server.hooks
+        if not hooks.wait_next(sock.fileno(), server.options.keep_alive):
+            return None
+        if hooks.parkable:
+            glimpse = hooks.glimpse
+            request = usable(glimpse) if glimpse else None
+            if request is None:
+                return self._rest_full(sock, addr, local)
+            try:
+                taken = sock.recv(len(glimpse), DONTWAIT)
+            except OSError:
+                return self._rest_full(sock, addr, local)  # the full path meets the fault again
+            if len(taken) == len(glimpse):
+                return taken, request
+        else:
+            try:
+                taken = sock.recv(http.READ_SIZE, DONTWAIT)
+            except BlockingIOError:
+                return self._rest_full(sock, addr, local)  # nothing yet: the full path waits
+            except (ConnectionError, TimeoutError):
+                return None  # gone: as the full path's read
+            if not taken:
+                return None
+            request = usable(taken)
+            if request is not None:
+                return taken, request
+        server.serve_on(*server.open(sock, addr, taken, taken), local)
+        return None
+
+    def _rest_full(self, sock, addr, local):
+        """Serve the connection's next request (after its wait, nothing of
+        it read) and any after it the full path's way; return None."""
+        server = self.server
+        conn, reader, remote = server.open(sock, addr, b"")
+        server.serve_on(conn, reader, remote, local, partial(server.next_one, conn, reader, remote, local))
 
     def _send(self, sock, addr, local, taken, request, client, began, status, headers, head, body):
         """Send the response of head (an actd.response.build_head Head) and
-        body, as Response._send_head would, end the request as _one does,
-        and go on with the connection if it stays open."""
+        body, as Response._send_head would, and end the request as _one
+        does; return whether the connection stays open for the lean path
+        (False once it is over, or the full path went on with it)."""
         server = self.server
         hooks = server.hooks
         start, fields, tail, keep, no_body, _, length, sends_known = head
@@ -167,8 +236,10 @@ class Lean:
             hooks.request_done()
             if began:
                 server._log(request, client[0], began, status[:3], len(body))
-        if keep:
-            server.serve_on(*(opened or server.open(sock, addr, taken)), local, kept)
+        if keep and opened is not None:
+            server.serve_on(*opened, local, kept)  # the rest went the full path's way: it goes on
+            return False
+        return keep
 
     def _rest(self, conn, request, keep, status, headers, head, length, written, rest):
         """Send rest, the end of a response the socket did not take whole,
@@ -248,6 +319,19 @@ class Call:
             response.status, response.headers = self.status, self.headers
             self.response = response
         return self.response
+
+
+def usable(taken):
+    """Return the Request http.parse kept for taken, the bytes read or
+    peeked of a request, if they are one such head and nothing more, the
+    request has no body and is not HEAD: one the lean path answers. Else
+    None."""
+    if taken[-4:] != END:
+        return None
+    request = http.HEADS_SEEN.get(taken[:-4])
+    if request is None or request.length or request.chunked or request.method == "HEAD":
+        return None
+    return request
 
 
 def request_env_kept(request):

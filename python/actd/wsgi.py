@@ -161,6 +161,14 @@ class Server:
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
 
+    def next_one(self, conn, reader, remote, local):
+        """_one for a next request on a connection whose wait for it
+        (hooks.wait_next) actd.lean did, with nothing of it read: begins
+        exact reading at what the wait peeked, as serve_on's loop does."""
+        if reader.exact:
+            reader.exact.begin(self.hooks.glimpse)
+        return self._one(conn, reader, remote, local)
+
     def _one(self, conn, reader, remote, local, secure=False):
         """Serve one request; return whether the connection stays open."""
         try:
