@@ -14,6 +14,7 @@ import unittest
 
 from actd import http, lean, response
 from actd.screen import HEAD_LIMIT, PEEK, Screen
+from actd.worker import Worker
 from actd.wsgi import Options, Server
 from helpers import fails, replaced, tcp_pair
 from helpers import with_write as written
@@ -254,8 +255,8 @@ DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
 
 def serve(app, pieces, how, access_log=None, header=b""):
     """Serve pieces to app on a fresh TCP connection, the full path
-    (how "full"), or the lean one as an exclusive-mode child ("lean") or
-    a screening child ("screen") takes it, after a PROXY header if given
+    (how "full"), or the lean one as an exclusive-mode child ("lean"), a
+    screening child ("screen") or one it was handed to ("handed") takes it, after a PROXY header if given
     (its client CLIENT; the worker left it for the request's first recv,
     as a screening child does: Worker.ahead): the first of pieces at once,
     each other at a wait for a next request (Hooks); return (what came
@@ -281,6 +282,9 @@ def serve(app, pieces, how, access_log=None, header=b""):
         select.select([conn], [], [], 5)
         peek = conn.recv(HEAD_LIMIT, PEEK) if how == "screen" else None
         hooks = Hooks(peek, len(header))
+        if how == "handed":  # a connection the master handed over (C), peeked by the worker
+            hooks.parkable = True
+            Worker._peek_handed(hooks, conn)
         hooks.client, hooks.conn, hooks.pieces = client, conn, list(pieces[1:])
         addr = CLIENT if header else ADDR
         server = Server(recorded, Options(keep_alive=2, timeout=5), hooks, access_log)
@@ -289,7 +293,7 @@ def serve(app, pieces, how, access_log=None, header=b""):
         with contextlib.redirect_stderr(err):
             if how == "full":
                 server.serve(conn, addr, LOCAL)
-            elif how == "screen" and hooks.known is None:
+            elif how in ("screen", "handed") and hooks.known is None:
                 server.serve(conn, addr, LOCAL)  # as the worker does: the lean path only for a known head
             else:
                 quick.serve(conn, addr, LOCAL, hooks.known)
@@ -324,7 +328,7 @@ class LeanTest(unittest.TestCase):
     def test_same_as_full(self):
         for app in APPS:
             for name, data, count in REQUESTS:
-                for how in ("lean", "screen"):
+                for how in ("lean", "screen", "handed"):
                     with self.subTest(app=app.__name__, request=name, how=how):
                         serve(app, data, "full")  # the head kept, the response head built
                         full = serve(app, data, "full")
