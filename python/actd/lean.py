@@ -235,7 +235,10 @@ class Lean:
         finally:
             hooks.request_done()
             if began:
-                server._log(request, client[0], began, status[:3], len(body))
+                if server.tally_only:  # Server._log's first case, inline: this runs per request
+                    server.access_log.add(status[:3], (time.monotonic_ns() - began[1]) // 1000)
+                else:
+                    server._log(request, client[0], began, status[:3], len(body))
         if keep and opened is not None:
             server.serve_on(*opened, local, kept)  # the rest went the full path's way: it goes on
             return False

@@ -472,14 +472,21 @@ class Worker:
         next accept at once only when self.again says so, and register
         again (in ep) if that is owed."""
         end = time.monotonic() + BATCH_TIME
+        again = self.again
         for i in range(BATCH):
-            if i > 0 and (time.monotonic() >= end or not self.again.due()):
-                return
-            got = self._accept(index)
             if i > 0:
-                self.again.record(got is not None)
+                if time.monotonic() >= end:
+                    return
+                if again.skip > 0:  # not again.due(), inline: this runs per connection
+                    again.skip -= 1
+                    return
+            got = self._accept(index)
             if got is None:
+                if i > 0:
+                    again.record(False)
                 return
+            if i > 0:
+                again.backoff = 0  # again.record(True), inline
             if self.screen is not None:
                 got = self._screened(got, index)
                 if got is None:
@@ -491,7 +498,7 @@ class Worker:
             self.reporter.start(index)
             self.queued = i > 0
             self._serve(got, index, self.screen is not None, lean)
-            self.reporter.done(idle=True)
+            self.reporter.done(True)  # idle
             if self.owed:
                 self._register_owed(ep)
 
