@@ -32,6 +32,8 @@ import time
 from functools import partial
 
 from . import http
+from .exact import PEEK
+from .screen import HEAD_LIMIT
 from .response import (CONTENT_LENGTHS, GOOD_STATUSES, HEADS, Response, check_headers, check_status,
                        content_length, date_line)
 from .wsgi import LOGGED, PASS_ON, log_error, request_env
@@ -164,14 +166,17 @@ class Lean:
         back if hooks.give_back), or the full path took it from here with
         whatever was read (Server.open) and served it to its end.
 
-        A screening child's wait peeked (hooks.glimpse): it reads exactly
-        that peek, as exact reading would; any other reads what came."""
+        A screening child's wait peeked (hooks.glimpse; if it polled
+        instead, the peek is made here, as exact reading would): it reads
+        exactly that peek; any other reads what came."""
         server = self.server
         hooks = server.hooks
         if not hooks.wait_next(sock.fileno(), server.options.keep_alive):
             return None
         if hooks.parkable:
             glimpse = hooks.glimpse
+            if glimpse is None:  # the wait polled (the master spoke): peek, as exact reading would
+                glimpse = hooks.glimpse = peek(sock)
             request = usable(glimpse) if glimpse else None
             if request is None:
                 return self._rest_full(sock, addr, local)
@@ -322,6 +327,18 @@ class Call:
             response.status, response.headers = self.status, self.headers
             self.response = response
         return self.response
+
+
+def peek(sock):
+    """Return what sock's client has sent, without taking it, as exact
+    reading's own peek does (actd.exact.Span._look): None if nothing
+    yet, b"" for end of file or a fault."""
+    try:
+        return sock.recv(HEAD_LIMIT, PEEK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
 
 
 def usable(taken):

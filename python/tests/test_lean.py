@@ -44,6 +44,7 @@ class Hooks:
     glimpse = None
     client = conn = None
     pieces = ()
+    polls = False  # the waits poll instead of peeking, as a Worker's after the master spoke (SIGIO)
 
     def __init__(self, peek=None, ahead=0):
         screen = Screen("http")
@@ -67,13 +68,14 @@ class Hooks:
 
     def wait_next(self, fd, timeout):
         self.texts.append("wait")  # the connection was kept open
+        self.glimpse = None  # as Worker.wait_next: a peek of this wait's, or none
         if self.pieces:
             self.client.sendall(self.pieces.pop(0))
         if self.client is not None and not self.pieces:
             self.client.shutdown(socket.SHUT_WR)
             self.client = None
         ready = bool(select.select([fd], [], [], timeout)[0])
-        if ready and self.parkable:
+        if ready and self.parkable and not self.polls:
             try:
                 self.glimpse = self.conn.recv(HEAD_LIMIT, PEEK)
             except OSError:
@@ -256,7 +258,8 @@ DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
 def serve(app, pieces, how, access_log=None, header=b""):
     """Serve pieces to app on a fresh TCP connection, the full path
     (how "full"), or the lean one as an exclusive-mode child ("lean"), a
-    screening child ("screen") or one it was handed to ("handed") takes it, after a PROXY header if given
+    screening child ("screen"; "polled": its waits poll, the master having
+    spoken) or one it was handed to ("handed") takes it, after a PROXY header if given
     (its client CLIENT; the worker left it for the request's first recv,
     as a screening child does: Worker.ahead): the first of pieces at once,
     each other at a wait for a next request (Hooks); return (what came
@@ -280,11 +283,12 @@ def serve(app, pieces, how, access_log=None, header=b""):
         reading = threading.Thread(target=read_all, args=(client, chunks))
         reading.start()
         select.select([conn], [], [], 5)
-        peek = conn.recv(HEAD_LIMIT, PEEK) if how == "screen" else None
+        peek = conn.recv(HEAD_LIMIT, PEEK) if how in ("screen", "polled") else None
         hooks = Hooks(peek, len(header))
         if how == "handed":  # a connection the master handed over (C), peeked by the worker
             hooks.parkable = True
             Worker._peek_handed(hooks, conn)
+        hooks.polls = how == "polled"
         hooks.client, hooks.conn, hooks.pieces = client, conn, list(pieces[1:])
         addr = CLIENT if header else ADDR
         server = Server(recorded, Options(keep_alive=2, timeout=5), hooks, access_log)
@@ -293,7 +297,7 @@ def serve(app, pieces, how, access_log=None, header=b""):
         with contextlib.redirect_stderr(err):
             if how == "full":
                 server.serve(conn, addr, LOCAL)
-            elif how in ("screen", "handed") and hooks.known is None:
+            elif how in ("screen", "handed", "polled") and hooks.known is None:
                 server.serve(conn, addr, LOCAL)  # as the worker does: the lean path only for a known head
             else:
                 quick.serve(conn, addr, LOCAL, hooks.known)
@@ -328,7 +332,7 @@ class LeanTest(unittest.TestCase):
     def test_same_as_full(self):
         for app in APPS:
             for name, data, count in REQUESTS:
-                for how in ("lean", "screen", "handed"):
+                for how in ("lean", "screen", "handed", "polled"):
                     with self.subTest(app=app.__name__, request=name, how=how):
                         serve(app, data, "full")  # the head kept, the response head built
                         full = serve(app, data, "full")
