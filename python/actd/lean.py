@@ -19,9 +19,10 @@ built before (Set-Cookie), a send the socket does not take whole, a
 failure of the application (logged as the full path logs it). The
 application is called once either way (Server.open, Server.answer_first).
 A connection kept alive stays on the lean path while its next requests
-are such heads (Lean._next waits for each as Server.serve_on would, a
-screening child's wait peeking it, and reads exactly that), and goes to
-the full path, for good, at the first that is not.
+are such heads (Lean._loop waits for each as Server.serve_on would, a
+screening child's wait peeking it, and reads exactly that); the full
+path answers any that is not, and gives the connection back at the next
+(Server.serve_on returns True, Server.lean set).
 tests/test_lean.py checks that both paths give the same bytes and the
 same environ.
 """
@@ -44,6 +45,9 @@ END = b"\r\n\r\n"
 # going, and any other fault of the send (the full path logs it as the
 # application's and closes)
 GONE = (http.ClientGone, OSError)
+# _loop's states between two requests (None or False: the connection is over)
+WAIT = 2  # the lean path answered: wait for the next request
+TAKE = True  # the full path answered, and waited for the next (Server.serve_on's True)
 
 
 def fits(server):
@@ -75,24 +79,24 @@ class Lean:
         is read first (polled for unless hooks.arrived()). A screening
         child's connection may start with a PROXY header (hooks.ahead
         bytes, addr its client's): the recv that takes the request takes
-        it too and drops it. Its next requests go the same way while they
-        can (_next). The caller closes sock."""
+        it too and drops it. Its next requests go the same way when they
+        can (_loop). The caller closes sock."""
         server = self.server
         hooks = server.hooks
         if request is None:
             taken = self._read(sock, hooks)
             if not taken:
-                if taken is None:
-                    server.serve(sock, addr, local)  # nothing read: all the full path's
+                if taken is None:  # nothing read: the full path's
+                    self._loop(sock, addr, local, server.serve_on(*server.open(sock, addr), local))
                 return  # the client closed before a request, or failed
             request = usable(taken)
             if request is None:
-                server.serve_on(*server.open(sock, addr, taken, taken), local)
+                self._loop(sock, addr, local, server.serve_on(*server.open(sock, addr, taken, taken), local))
                 return
         else:
             taken = hooks.seen
             if request.method == "HEAD":
-                server.serve(sock, addr, local)
+                self._loop(sock, addr, local, server.serve_on(*server.open(sock, addr), local))
                 return
             ahead = hooks.ahead  # a PROXY header before the request: taken by the same recv
             try:
@@ -104,26 +108,54 @@ class Lean:
                     return  # part of a header the peek showed whole: cannot be; the caller closes
                 got, hooks.ahead = got[ahead:], 0
             if len(got) != len(taken):
-                if got:
-                    server.serve_on(*server.open(sock, addr, got, got), local)
-                else:
-                    server.serve(sock, addr, local)  # the full path meets the fault again
+                opened = server.open(sock, addr, got, got) if got else server.open(sock, addr)  # (no bytes: the full path meets the fault again)
+                self._loop(sock, addr, local, server.serve_on(*opened, local))
                 return
-        client = (str(addr[0]), str(addr[1]), None) if type(addr) is tuple else ("", "", None)
-        template = server.templates.get(local) or server._template(local)
-        while self._answer(sock, addr, local, taken, request, client, template):
-            taken = self._next(sock, addr, local)
-            if taken is None:
-                return
-            taken, request = taken
+        self._loop(sock, addr, local, self._answer(sock, addr, local, taken, request, self._client(addr),
+                                                   server.templates.get(local) or server._template(local)))
+
+    def resume(self, sock, addr, local):
+        """Go on with a connection the full path served so far (Server.serve),
+        at a next request it has waited for and read nothing of, as _loop
+        does after the full path's TAKE."""
+        self._loop(sock, addr, local, TAKE)
+
+    def _loop(self, sock, addr, local, state):
+        """Go on with the connection after a request: state WAIT (the lean
+        path answered it: wait for the next), TAKE (the full path answered
+        it, waited for the next, read nothing of it: Server.serve_on's
+        True), or None (the connection is over; a false serve_on's
+        answer). Each next request is answered the lean way if it can
+        be, else the full way, until the connection is over."""
+        server = self.server
+        hooks = server.hooks
+        client = template = None
+        while state:
+            if state is WAIT and not hooks.wait_next(sock.fileno(), server.options.keep_alive):
+                return  # idle, closed, or an order: the caller closes it (or gives it back: hooks.give_back)
+            got = self._take(sock, addr, local)
+            if type(got) is not tuple:
+                state = got  # the full path answered it: TAKE, or over
+                continue
+            if client is None:
+                client = self._client(addr)
+                template = server.templates.get(local) or server._template(local)
+            state = self._answer(sock, addr, local, got[0], got[1], client, template)
+
+    @staticmethod
+    def _client(addr):
+        """Return (REMOTE_ADDR, REMOTE_PORT, None) for peer addr, as
+        actd.wsgi's remote_address."""
+        return (str(addr[0]), str(addr[1]), None) if type(addr) is tuple else ("", "", None)
 
     def _answer(self, sock, addr, local, taken, request, client, template):
         """Answer request (a head http.parse kept, no body, not HEAD; taken
         its bytes, all that was read) from client, (REMOTE_ADDR,
-        REMOTE_PORT, None), with an environ from template; return True if
-        the lean path sent the response and the connection waits for a
-        next request, False once the connection is over or the full path
-        has it (and served it to its end)."""
+        REMOTE_PORT, None), with an environ from template; return _loop's
+        state: WAIT if the lean path sent the response and the connection
+        waits for a next request, else what Server.serve_on returned for
+        the full path's answer (TAKE, or None once the connection is
+        over)."""
         server = self.server
         server.hooks.request(request.describe)
         began = None
@@ -154,25 +186,22 @@ class Lean:
                                       head, result[0])
         response = call.take()
         first = (lambda: server.answer_first(request, client, began, environ, response, outcome))
-        server.serve_on(*call.opened, local, first)
-        return False
+        return server.serve_on(*call.opened, local, first)
 
-    def _next(self, sock, addr, local):
-        """Wait for the next request on a connection the lean path
-        answered, as Server.serve_on does, and return (taken, request) if
-        it is one the lean path answers: a head http.parse kept, alone, no
-        body, not HEAD. Else None: the connection is over (idle, closed,
-        a fault: the caller closes it, and a screening child gives it
-        back if hooks.give_back), or the full path took it from here with
-        whatever was read (Server.open) and served it to its end.
+    def _take(self, sock, addr, local):
+        """Take the next request on a connection whose wait for it said it
+        came (hooks.wait_next, as Server.serve_on waits), and return
+        (taken, request) if it is one the lean path answers: a head
+        http.parse kept, alone, no body, not HEAD. Else the full path
+        answers it, with whatever was read (Server.open), and what
+        Server.serve_on returned is returned: TAKE, or None once the
+        connection is over (as it is when the client closed or broke it).
 
         A screening child's wait peeked (hooks.glimpse; if it polled
         instead, the peek is made here, as exact reading would): it reads
         exactly that peek; any other reads what came."""
         server = self.server
         hooks = server.hooks
-        if not hooks.wait_next(sock.fileno(), server.options.keep_alive):
-            return None
         if hooks.parkable:
             glimpse = hooks.glimpse
             if glimpse is None:  # the wait polled (the master spoke): peek, as exact reading would
@@ -198,21 +227,22 @@ class Lean:
             request = usable(taken)
             if request is not None:
                 return taken, request
-        server.serve_on(*server.open(sock, addr, taken, taken), local)
-        return None
+        return server.serve_on(*server.open(sock, addr, taken, taken), local)
 
     def _rest_full(self, sock, addr, local):
         """Serve the connection's next request (after its wait, nothing of
-        it read) and any after it the full path's way; return None."""
+        it read) the full path's way; return what Server.serve_on
+        returned."""
         server = self.server
         conn, reader, remote = server.open(sock, addr, b"")
-        server.serve_on(conn, reader, remote, local, partial(server.next_one, conn, reader, remote, local))
+        return server.serve_on(conn, reader, remote, local, partial(server.next_one, conn, reader, remote, local))
 
     def _send(self, sock, addr, local, taken, request, client, began, status, headers, head, body):
         """Send the response of head (an actd.response.build_head Head) and
         body, as Response._send_head would, and end the request as _one
-        does; return whether the connection stays open for the lean path
-        (False once it is over, or the full path went on with it)."""
+        does; return _loop's state: WAIT if the connection stays open, None
+        once it is over, or what Server.serve_on returned when the full
+        path went on with it (the rest of a response it sent)."""
         server = self.server
         hooks = server.hooks
         start, fields, tail, keep, no_body, _, length, sends_known = head
@@ -245,9 +275,8 @@ class Lean:
                 else:
                     server._log(request, client[0], began, status[:3], len(body))
         if keep and opened is not None:
-            server.serve_on(*opened, local, kept)  # the rest went the full path's way: it goes on
-            return False
-        return keep
+            return server.serve_on(*opened, local, kept)  # the rest went the full path's way: it goes on
+        return WAIT if keep else None
 
     def _rest(self, conn, request, keep, status, headers, head, length, written, rest):
         """Send rest, the end of a response the socket did not take whole,
