@@ -108,7 +108,8 @@ class Lean:
                     return  # part of a header the peek showed whole: cannot be; the caller closes
                 got, hooks.ahead = got[ahead:], 0
             if len(got) != len(taken):
-                opened = server.open(sock, addr, got, got) if got else server.open(sock, addr)  # (no bytes: the full path meets the fault again)
+                # (no bytes: the full path meets the fault again)
+                opened = server.open(sock, addr, got, got) if got else server.open(sock, addr)
                 self._loop(sock, addr, local, server.serve_on(*opened, local))
                 return
         self._loop(sock, addr, local, self._answer(sock, addr, local, taken, request, self._client(addr),
