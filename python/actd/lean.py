@@ -18,7 +18,11 @@ start_response with exc_info or called from the result, a head not
 built before (Set-Cookie), a send the socket does not take whole, a
 failure of the application (logged as the full path logs it). The
 application is called once either way (Server.open, Server.answer_first).
-A connection kept alive is the full path's after its first request.
+A connection kept alive stays on the lean path while its next requests
+are such heads (Lean._loop waits for each as Server.serve_on would, a
+screening child's wait peeking it, and reads exactly that); the full
+path answers any that is not, and gives the connection back at the next
+(Server.serve_on returns True, Server.lean set).
 tests/test_lean.py checks that both paths give the same bytes and the
 same environ.
 """
@@ -26,8 +30,11 @@ same environ.
 import select
 import socket
 import time
+from functools import partial
 
 from . import http
+from .exact import PEEK
+from .screen import HEAD_LIMIT
 from .response import (CONTENT_LENGTHS, GOOD_STATUSES, HEADS, Response, check_headers, check_status,
                        content_length, date_line)
 from .wsgi import LOGGED, PASS_ON, log_error, request_env
@@ -38,6 +45,9 @@ END = b"\r\n\r\n"
 # going, and any other fault of the send (the full path logs it as the
 # application's and closes)
 GONE = (http.ClientGone, OSError)
+# _loop's states between two requests (None or False: the connection is over)
+WAIT = 2  # the lean path answered: wait for the next request
+TAKE = True  # the full path answered, and waited for the next (Server.serve_on's True)
 
 
 def fits(server):
@@ -71,23 +81,24 @@ class Lean:
         (hooks.ahead bytes, addr its client's; a screening or an
         exclusive-mode child's): the recv that takes the request takes
         it too and drops it, the header of a screened head without a
-        copy. The caller closes sock."""
+        copy. Its next requests go the same way when they can (_loop).
+        The caller closes sock."""
         server = self.server
         hooks = server.hooks
         if request is None:
             taken = self._read(sock, hooks)
             if not taken:
-                if taken is None:
-                    server.serve(sock, addr, local)  # nothing read: all the full path's
+                if taken is None:  # nothing read: the full path's
+                    self._loop(sock, addr, local, server.serve_on(*server.open(sock, addr), local))
                 return  # the client closed before a request, or failed
-            request = http.HEADS_SEEN.get(taken[:-4]) if taken[-4:] == END else None
-            if request is None or request.length or request.chunked or request.method == "HEAD":
-                server.serve_on(*server.open(sock, addr, taken, taken), local)
+            request = usable(taken)
+            if request is None:
+                self._loop(sock, addr, local, server.serve_on(*server.open(sock, addr, taken, taken), local))
                 return
         else:
             taken = hooks.seen
             if request.method == "HEAD":
-                server.serve(sock, addr, local)
+                self._loop(sock, addr, local, server.serve_on(*server.open(sock, addr), local))
                 return
             ahead = hooks.ahead  # a PROXY header before the request: taken by the same recv
             want = ahead + len(taken)
@@ -103,17 +114,61 @@ class Lean:
                     if len(got) < ahead:
                         return  # part of a header the peek showed whole: cannot be; the caller closes
                     got, hooks.ahead = got[ahead:], 0
-                if got:
-                    server.serve_on(*server.open(sock, addr, got, got), local)
-                else:
-                    server.serve(sock, addr, local)  # the full path meets the fault again
+                # (no bytes: the full path meets the fault again)
+                opened = server.open(sock, addr, got, got) if got else server.open(sock, addr)
+                self._loop(sock, addr, local, server.serve_on(*opened, local))
                 return
-        hooks.request(request.describe)
+        self._loop(sock, addr, local, self._answer(sock, addr, local, taken, request, self._client(addr),
+                                                   server.templates.get(local) or server._template(local)))
+
+    def resume(self, sock, addr, local):
+        """Go on with a connection the full path served so far (Server.serve),
+        at a next request it has waited for and read nothing of, as _loop
+        does after the full path's TAKE."""
+        self._loop(sock, addr, local, TAKE)
+
+    def _loop(self, sock, addr, local, state):
+        """Go on with the connection after a request: state WAIT (the lean
+        path answered it: wait for the next), TAKE (the full path answered
+        it, waited for the next, read nothing of it: Server.serve_on's
+        True), or None (the connection is over; a false serve_on's
+        answer). Each next request is answered the lean way if it can
+        be, else the full way, until the connection is over."""
+        server = self.server
+        hooks = server.hooks
+        client = template = None
+        while state:
+            if state is WAIT and not hooks.wait_next(sock.fileno(), server.options.keep_alive):
+                return  # idle, closed, or an order: the caller closes it (or gives it back: hooks.give_back)
+            got = self._take(sock, addr, local)
+            if type(got) is not tuple:
+                state = got  # the full path answered it: TAKE, or over
+                continue
+            if client is None:
+                client = self._client(addr)
+                template = server.templates.get(local) or server._template(local)
+            state = self._answer(sock, addr, local, got[0], got[1], client, template)
+
+    @staticmethod
+    def _client(addr):
+        """Return (REMOTE_ADDR, REMOTE_PORT, None) for peer addr, as
+        actd.wsgi's remote_address."""
+        return (str(addr[0]), str(addr[1]), None) if type(addr) is tuple else ("", "", None)
+
+    def _answer(self, sock, addr, local, taken, request, client, template):
+        """Answer request (a head http.parse kept, no body, not HEAD; taken
+        its bytes, all that was read) from client, (REMOTE_ADDR,
+        REMOTE_PORT, None), with an environ from template; return _loop's
+        state: WAIT if the lean path sent the response and the connection
+        waits for a next request, else what Server.serve_on returned for
+        the full path's answer (TAKE, or None once the connection is
+        over)."""
+        server = self.server
+        server.hooks.request(request.describe)
         began = None
         if server.access_log:
             began = (0.0 if server.tally_only else time.time(), time.monotonic_ns())
-        client = (str(addr[0]), str(addr[1]), None) if type(addr) is tuple else ("", "", None)
-        environ = (server.templates.get(local) or server._template(local)).copy()
+        environ = template.copy()
         environ.update(request.env or request_env_kept(request))
         environ["REMOTE_ADDR"] = client[0]
         environ["REMOTE_PORT"] = client[1]
@@ -134,17 +189,67 @@ class Lean:
                     and type(result[0]) is bytes):
                 head = HEADS.get((status, request.version, False, keep_alive, False, False, *call.headers))
                 if head is not None:
-                    self._send(sock, addr, local, taken, request, client, began, status, call.headers, head,
-                               result[0])
-                    return
+                    return self._send(sock, addr, local, taken, request, client, began, status, call.headers,
+                                      head, result[0])
         response = call.take()
         first = (lambda: server.answer_first(request, client, began, environ, response, outcome))
-        server.serve_on(*call.opened, local, first)
+        return server.serve_on(*call.opened, local, first)
+
+    def _take(self, sock, addr, local):
+        """Take the next request on a connection whose wait for it said it
+        came (hooks.wait_next, as Server.serve_on waits), and return
+        (taken, request) if it is one the lean path answers: a head
+        http.parse kept, alone, no body, not HEAD. Else the full path
+        answers it, with whatever was read (Server.open), and what
+        Server.serve_on returned is returned: TAKE, or None once the
+        connection is over (as it is when the client closed or broke it).
+
+        A screening child's wait peeked (hooks.glimpse; if it polled
+        instead, the peek is made here, as exact reading would): it reads
+        exactly that peek; any other reads what came."""
+        server = self.server
+        hooks = server.hooks
+        if hooks.parkable:
+            glimpse = hooks.glimpse
+            if glimpse is None:  # the wait polled (the master spoke): peek, as exact reading would
+                glimpse = hooks.glimpse = peek(sock)
+            request = usable(glimpse) if glimpse else None
+            if request is None:
+                return self._rest_full(sock, addr, local)
+            try:
+                taken = sock.recv(len(glimpse), DONTWAIT)
+            except OSError:
+                return self._rest_full(sock, addr, local)  # the full path meets the fault again
+            if len(taken) == len(glimpse):
+                return taken, request
+        else:
+            try:
+                taken = sock.recv(http.READ_SIZE, DONTWAIT)
+            except BlockingIOError:
+                return self._rest_full(sock, addr, local)  # nothing yet: the full path waits
+            except (ConnectionError, TimeoutError):
+                return None  # gone: as the full path's read
+            if not taken:
+                return None
+            request = usable(taken)
+            if request is not None:
+                return taken, request
+        return server.serve_on(*server.open(sock, addr, taken, taken), local)
+
+    def _rest_full(self, sock, addr, local):
+        """Serve the connection's next request (after its wait, nothing of
+        it read) the full path's way; return what Server.serve_on
+        returned."""
+        server = self.server
+        conn, reader, remote = server.open(sock, addr, b"")
+        return server.serve_on(conn, reader, remote, local, partial(server.next_one, conn, reader, remote, local))
 
     def _send(self, sock, addr, local, taken, request, client, began, status, headers, head, body):
         """Send the response of head (an actd.response.build_head Head) and
-        body, as Response._send_head would, end the request as _one does,
-        and go on with the connection if it stays open."""
+        body, as Response._send_head would, and end the request as _one
+        does; return _loop's state: WAIT if the connection stays open, None
+        once it is over, or what Server.serve_on returned when the full
+        path went on with it (the rest of a response it sent)."""
         server = self.server
         hooks = server.hooks
         start, fields, tail, keep, no_body, _, length, sends_known = head
@@ -172,9 +277,13 @@ class Lean:
         finally:
             hooks.request_done()
             if began:
-                server._log(request, client[0], began, status[:3], len(body))
-        if keep:
-            server.serve_on(*(opened or server.open(sock, addr, taken)), local, kept)
+                if server.tally_only:  # Server._log's first case, inline: this runs per request
+                    server.access_log.add(status[:3], (time.monotonic_ns() - began[1]) // 1000)
+                else:
+                    server._log(request, client[0], began, status[:3], len(body))
+        if keep and opened is not None:
+            return server.serve_on(*opened, local, kept)  # the rest went the full path's way: it goes on
+        return WAIT if keep else None
 
     def _rest(self, conn, request, keep, status, headers, head, length, written, rest):
         """Send rest, the end of a response the socket did not take whole,
@@ -277,6 +386,31 @@ class Call:
             response.status, response.headers = self.status, self.headers
             self.response = response
         return self.response
+
+
+def peek(sock):
+    """Return what sock's client has sent, without taking it, as exact
+    reading's own peek does (actd.exact.Span._look): None if nothing
+    yet, b"" for end of file or a fault."""
+    try:
+        return sock.recv(HEAD_LIMIT, PEEK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+def usable(taken):
+    """Return the Request http.parse kept for taken, the bytes read or
+    peeked of a request, if they are one such head and nothing more, the
+    request has no body and is not HEAD: one the lean path answers. Else
+    None."""
+    if taken[-4:] != END:
+        return None
+    request = http.HEADS_SEEN.get(taken[:-4])
+    if request is None or request.length or request.chunked or request.method == "HEAD":
+        return None
+    return request
 
 
 def request_env_kept(request):

@@ -68,7 +68,8 @@ from . import proxy
 from .glance import GIVE_BACK_GRACE, Hearing, glance
 from .http import HEADS_SEEN
 from .report import Reporter
-from .screen import FILTERS, GONE, HEAD_LIMIT, READY, WAIT, Screen
+from .screen import FILTERS, GONE, HEAD_LIMIT, PEEK, READY, WAIT, Screen
+from .lean import usable
 from .unsent import write_unsent
 
 BATCH = 32  # connections accepted in a row without reading orders
@@ -333,17 +334,39 @@ class Worker:
         try:
             addr = self.address or peer_address(conn)
             self.reporter.client = self.address
-            served = self._secure(conn, index)
-            if served is not None:
-                self.serve(served, addr, self.locals[index])
+            if self.quick is not None and self.parkable and self._peek_handed(conn) is not None:
+                served = conn
+                self.quick(conn, addr, self.locals[index], self.known)
+            else:
+                served = self._secure(conn, index)
+                if served is not None:
+                    self.serve(served, addr, self.locals[index])
             self.reporter.done(idle=False)
             if self.give_back and not self.finished:
                 self.channel.send_fd(ch.KEEP, index, conn.fileno(), 0, self.address)
         finally:
-            self.parkable = self.peeked = self.finished = self.secure = self.last = self.armed = False
-            self.address = self.held = self.glimpse = self.reporter.client = None
+            self.parkable = self.peeked = self.finished = self.secure = self.last = self.armed = self.plain = False
+            self.address = self.held = self.glimpse = self.reporter.client = self.known = None
+            self.seen = b""
             close_both(conn, served)
         self.channel.send(ch.IDLE)
+
+    def _peek_handed(self, conn):
+        """Peek at the request of conn, a connection handed over on a plain
+        listener (C: the master found it ready), as a screening child's
+        screen does, into self.seen, self.plain and self.known; return
+        the Request http.parse kept for it if it is one the lean path
+        serves (actd.lean.usable: one kept head, no body, not HEAD), else
+        None (the full path serves it, its exact reading bounded by the
+        peek). Nothing is read."""
+        try:
+            peek = conn.recv(HEAD_LIMIT, PEEK)
+        except OSError:
+            return None  # nothing yet, or a fault: the full path's read meets it
+        self.seen, self.plain, self.known = peek, False, usable(peek) if peek else None
+        if self.known is not None:
+            self.plain = True  # one head and nothing more: its own span
+        return self.known
 
     def _unsent(self, index, value, got):
         """Write what U brought (got, an actd.channel.Unsent), taken on
@@ -449,14 +472,21 @@ class Worker:
         next accept at once only when self.again says so, and register
         again (in ep) if that is owed."""
         end = time.monotonic() + BATCH_TIME
+        again = self.again
         for i in range(BATCH):
-            if i > 0 and (time.monotonic() >= end or not self.again.due()):
-                return
-            got = self._accept(index)
             if i > 0:
-                self.again.record(got is not None)
+                if time.monotonic() >= end:
+                    return
+                if again.skip > 0:  # not again.due(), inline: this runs per connection
+                    again.skip -= 1
+                    return
+            got = self._accept(index)
             if got is None:
+                if i > 0:
+                    again.record(False)
                 return
+            if i > 0:
+                again.backoff = 0  # again.record(True), inline
             if self.screen is not None:
                 got = self._screened(got, index)
                 if got is None:
@@ -467,7 +497,7 @@ class Worker:
             self.reporter.start(index)
             self.queued = i > 0
             self._serve(got, index, self.screen is not None, lean)
-            self.reporter.done(idle=True)
+            self.reporter.done(True)  # idle
             if self.owed:
                 self._register_owed(ep)
 

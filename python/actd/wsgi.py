@@ -108,12 +108,18 @@ class Server:
             "SCRIPT_NAME": self.options.script_name,
         }
         self.templates = {}  # listener address: base with SERVER_NAME and SERVER_PORT
+        # the actd.lean.Lean that answers this server's plain requests, set
+        # by whoever made it: serve_on then gives it a connection back at
+        # a next request (no TLS); None: never
+        self.lean = None
 
     def serve(self, sock, addr, local):
         """Serve requests on sock, a connected socket, until it closes, a
         request asks so, or keep-alive ends. local is (SERVER_NAME,
-        SERVER_PORT). The caller closes sock."""
-        self.serve_on(*self.open(sock, addr), local)
+        SERVER_PORT). The caller closes sock. With self.lean, its next
+        requests go the lean way when they can."""
+        if self.serve_on(*self.open(sock, addr), local):
+            self.lean.resume(sock, addr, local)
 
     def open(self, sock, addr, taken=None, buf=b""):
         """Return (conn, reader, remote), what serve_on reads and writes sock
@@ -141,10 +147,16 @@ class Server:
     def serve_on(self, conn, reader, remote, local, first=None):
         """serve's loop, on what open returned: first, if given, answers
         the first request (begun by actd.lean) and returns whether the
-        connection stays open; every other request is _one's."""
+        connection stays open; every other request is _one's. Returns
+        True when a next request came, nothing of it read, on a
+        connection self.lean may take (no TLS): the caller hands it to
+        self.lean (actd.lean's TAKE), any PROXY header long read (so
+        hooks.ahead is 0 from then on); None otherwise (the connection is
+        over)."""
         secure = getattr(self.hooks, "secure", False)
         hooks = self.hooks
         span = reader.exact
+        lean = self.lean is not None and not secure
         try:
             more = first() if first is not None else self._one(conn, reader, remote, local, secure)
             while more:
@@ -153,6 +165,10 @@ class Server:
                 if (not reader.buf and not (secure and conn.pending())
                         and not hooks.wait_next(conn.fd, self.options.keep_alive)):
                     return
+                if lean and not reader.buf:
+                    if getattr(hooks, "ahead", 0):
+                        hooks.ahead = 0  # the first read took it (actd.connection)
+                    return True  # the lean path's from here (actd.lean.Lean.resume)
                 if span and not reader.buf:
                     span.begin(hooks.glimpse)
                 more = self._one(conn, reader, remote, local, secure)
@@ -160,6 +176,14 @@ class Server:
             hooks.give_back = True  # unread: the master holds it until whole
         except (http.ClientGone, ConnectionError, BlockingIOError, TimeoutError):
             return  # the client went away or stalled: nobody to answer
+
+    def next_one(self, conn, reader, remote, local):
+        """_one for a next request on a connection whose wait for it
+        (hooks.wait_next) actd.lean did, with nothing of it read: begins
+        exact reading at what the wait peeked, as serve_on's loop does."""
+        if reader.exact:
+            reader.exact.begin(self.hooks.glimpse)
+        return self._one(conn, reader, remote, local)
 
     def _one(self, conn, reader, remote, local, secure=False):
         """Serve one request; return whether the connection stays open."""
@@ -487,7 +511,9 @@ def main(argv=None):
 
     def run_child():
         from . import lean
-        worker = Worker(server.serve, quick=lean.Lean(server).serve if lean.fits(server) else None)
+        if lean.fits(server):
+            server.lean = lean.Lean(server)
+        worker = Worker(server.serve, quick=server.lean.serve if server.lean is not None else None)
         if options.timeout > 0:
             worker.header_timeout = options.timeout
         server.hooks = worker

@@ -1,6 +1,7 @@
 """The lean path (actd.lean) against the full one (actd.wsgi's Server):
 the same bytes on the wire, the same environ, the same tally, for a table
-of requests and applications, the fall-back cases among them."""
+of requests and applications, the fall-back cases among them, on a
+connection's first request and on the kept-alive ones after it."""
 
 import contextlib
 import io
@@ -13,6 +14,7 @@ import unittest
 
 from actd import http, lean, response
 from actd.screen import HEAD_LIMIT, PEEK, Screen
+from actd.worker import Worker
 from actd.wsgi import Options, Server
 from helpers import fails, replaced, tcp_pair
 from helpers import with_write as written
@@ -28,13 +30,21 @@ KEEP = b"GET /lean HTTP/1.1\r\nHost: a\r\n\r\n"
 class Hooks:
     """An actd.worker.Worker's attributes the server and the lean path
     use: exclusive mode (nothing peeked), or a screening child's (peek:
-    what it peeked, parkable)."""
+    what it peeked, parkable; its waits peek, as actd.glance's).
+
+    Each wait for a next request first sends the client's next piece
+    (client, pieces), and ends what it sends after the last (or at once
+    if none is left): so a next request comes while the server waits for
+    it, never with the one before."""
 
     ahead = 0
     secure = False
     offload_max = 0
     give_back = False
     glimpse = None
+    client = conn = None
+    pieces = ()
+    polls = False  # the waits poll instead of peeking, as a Worker's after the master spoke (SIGIO)
 
     def __init__(self, peek=None, ahead=0):
         screen = Screen("http")
@@ -58,7 +68,19 @@ class Hooks:
 
     def wait_next(self, fd, timeout):
         self.texts.append("wait")  # the connection was kept open
-        return bool(select.select([fd], [], [], timeout)[0])
+        self.glimpse = None  # as Worker.wait_next: a peek of this wait's, or none
+        if self.pieces:
+            self.client.sendall(self.pieces.pop(0))
+        if self.client is not None and not self.pieces:
+            self.client.shutdown(socket.SHUT_WR)
+            self.client = None
+        ready = bool(select.select([fd], [], [], timeout)[0])
+        if ready and self.parkable and not self.polls:
+            try:
+                self.glimpse = self.conn.recv(HEAD_LIMIT, PEEK)
+            except OSError:
+                self.glimpse = b""
+        return ready
 
 
 class Tally:
@@ -190,32 +212,66 @@ def unstarted(environ, start_response):
 APPS = [hello, unframed, large, two, generated, lazy, written, replaced, fails, fails_late, twice, no_content,
         short, long, cookie, closing, text, closes, unstarted]
 LEAN_APPS = {hello, unframed, large, no_content, short, long, closes}  # answered by the lean path itself
+ONCE = {long, closes}  # ... once: then the connection closes
 
+HEAD = b"HEAD /lean HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+BODY = b"POST /lean HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc"
+QUERY = b"GET /lean?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"
+OLD_KEEP = b"GET /lean HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+HTTP10 = b"GET /lean HTTP/1.0\r\n\r\n"
+MORE = b"GET /l%20ean HTTP/1.1\r\nHost: a\r\nUser-Agent: t\r\nAccept: */*\r\nX-Two: 1\r\nX-Two: 2\r\n\r\n"
+
+# (name, what the client sends: each piece but the first while the server
+# waits for a next request, how many responses a lean application that
+# keeps the connection open gets from the lean path itself: the full path
+# answers the others, and gives the connection back at the next request)
 REQUESTS = [
-    ("close", CLOSE, True),
-    ("keep-alive, then the client's end", KEEP, True),
-    ("two pipelined", KEEP + CLOSE, False),
-    ("HTTP/1.0", b"GET /lean HTTP/1.0\r\n\r\n", True),
-    ("HTTP/1.0 keep-alive", b"GET /lean HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", True),
-    ("HEAD", b"HEAD /lean HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", False),
-    ("a body", b"POST /lean HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", False),
-    ("a query", b"GET /lean?x=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", False),
-    ("percent-encoded, more fields", b"GET /l%20ean HTTP/1.1\r\nHost: a\r\nUser-Agent: t\r\nAccept: */*\r\n"
-                                     b"X-Two: 1\r\nX-Two: 2\r\n\r\n", True),
+    ("close", [CLOSE], 1),
+    ("keep-alive, then the client's end", [KEEP], 1),
+    ("two pipelined", [KEEP + CLOSE], 0),
+    ("HTTP/1.0", [HTTP10], 1),
+    ("HTTP/1.0 keep-alive", [OLD_KEEP], 1),
+    ("HEAD", [HEAD], 0),
+    ("a body", [BODY], 0),
+    ("a query", [QUERY[:-2] + b"Connection: close\r\n\r\n"], 0),
+    ("percent-encoded, more fields", [MORE], 1),
+    ("kept alive: three", [KEEP, KEEP, CLOSE], 3),
+    ("kept alive: HTTP/1.0", [OLD_KEEP, OLD_KEEP, OLD_KEEP], 3),
+    ("kept alive: another head", [KEEP, MORE, KEEP], 3),
+    ("kept alive, then HEAD", [KEEP, HEAD], 1),
+    ("kept alive, then a body", [KEEP, KEEP, BODY], 2),
+    ("kept alive, then a query, then as first", [KEEP, QUERY, KEEP], 2),
+    ("kept alive, then two pipelined", [KEEP, KEEP + CLOSE], 1),
+    ("a query, then kept alive", [QUERY, KEEP, KEEP], 2),
+    ("a query between heads, twice", [KEEP, QUERY, KEEP, QUERY, KEEP], 3),
+    ("kept alive, then part of a head", [KEEP, b"GET /lean HT"], 1),
 ]
+
+
+def lean_sends(app, count, pieces):
+    """Return how many responses the lean path itself sends app on a
+    connection of pieces where a lean application would get count."""
+    if app not in LEAN_APPS:
+        return 0
+    if app in ONCE:  # the first answer closes
+        return 1 if count and pieces[0] in (CLOSE, KEEP, OLD_KEEP, MORE, HTTP10) else 0
+    return count
 
 DATE = re.compile(rb"\r\nDate: [^\r]*\r\n")
 
 
-def serve(app, data, how, access_log=None, header=b""):
-    """Serve data to app on a fresh TCP connection, the full path
-    (how "full"), or the lean one as an exclusive-mode child ("lean") or
-    a screening child ("screen") takes it, after a PROXY header if given
+def serve(app, pieces, how, access_log=None, header=b""):
+    """Serve pieces to app on a fresh TCP connection, the full path
+    (how "full"), or the lean one as an exclusive-mode child ("lean"), a
+    screening child ("screen"; "polled": its waits poll, the master having
+    spoken) or one it was handed to ("handed") takes it, after a PROXY header if given
     (its client CLIENT; the worker left it for the request's first recv,
-    as a screening child does: Worker.ahead); return (what came back, with
-    the Date field's value blanked, the environs the application saw,
-    the requests the hooks heard and the waits for a next one, what went to stderr, whether the lean
-    path sent a response itself)."""
+    as a screening child does: Worker.ahead): the first of pieces at once,
+    each other at a wait for a next request (Hooks); return (what came
+    back, with the Date field's value blanked, the environs the
+    application saw, the requests the hooks heard and the waits for a next
+    one, what went to stderr, how many responses the lean path sent
+    itself)."""
     environs = []
 
     def recorded(environ, start_response):
@@ -227,35 +283,47 @@ def serve(app, data, how, access_log=None, header=b""):
     client, conn = tcp_pair()
     with client, conn:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)  # a large body is sent in parts
-        client.sendall(header + data)
-        client.shutdown(socket.SHUT_WR)
+        client.sendall(header + pieces[0])
         chunks = []
         reading = threading.Thread(target=read_all, args=(client, chunks))
         reading.start()
         select.select([conn], [], [], 5)
-        peek = conn.recv(HEAD_LIMIT, PEEK) if how == "screen" else None
+        peek = conn.recv(HEAD_LIMIT, PEEK) if how in ("screen", "polled") else None
         hooks = Hooks(peek, len(header))
+        if how == "handed":  # a connection the master handed over (C), peeked by the worker
+            hooks.parkable = True
+            Worker._peek_handed(hooks, conn)
+        hooks.polls = how == "polled"
+        hooks.client, hooks.conn, hooks.pieces = client, conn, list(pieces[1:])
         addr = CLIENT if header else ADDR
         server = Server(recorded, Options(keep_alive=2, timeout=5), hooks, access_log)
         quick = Counted(server)
+        if how != "full":
+            server.lean = quick  # as actd.wsgi's main: the full path gives a connection back at a next request
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             if how == "full":
                 server.serve(conn, addr, LOCAL)
-            elif how == "screen" and hooks.known is None:
+            elif how in ("screen", "handed", "polled") and hooks.known is None:
                 server.serve(conn, addr, LOCAL)  # as the worker does: the lean path only for a known head
             else:
                 quick.serve(conn, addr, LOCAL, hooks.known)
         conn.close()
+        if hooks.client is not None:
+            with contextlib.suppress(OSError):  # not if the server reset it
+                client.shutdown(socket.SHUT_WR)
         reading.join(10)
         out = b"".join(chunks)
-    return DATE.sub(b"\r\nDate: -\r\n", out), environs, hooks.texts, err.getvalue(), quick.sent > 0
+    return DATE.sub(b"\r\nDate: -\r\n", out), environs, hooks.texts, err.getvalue(), quick.sent
 
 
 def read_all(client, chunks):
     """Read what client gets until the end, into chunks."""
     while True:
-        got = client.recv(65536)
+        try:
+            got = client.recv(65536)
+        except ConnectionResetError:
+            return  # the server closed with bytes of ours unread
         if not got:
             return
         chunks.append(got)
@@ -270,8 +338,8 @@ class LeanTest(unittest.TestCase):
 
     def test_same_as_full(self):
         for app in APPS:
-            for name, data, plain in REQUESTS:
-                for how in ("lean", "screen"):
+            for name, data, count in REQUESTS:
+                for how in ("lean", "screen", "handed", "polled"):
                     with self.subTest(app=app.__name__, request=name, how=how):
                         serve(app, data, "full")  # the head kept, the response head built
                         full = serve(app, data, "full")
@@ -280,15 +348,14 @@ class LeanTest(unittest.TestCase):
                         self.assertEqual(got[1], full[1], "the environ")
                         self.assertEqual(got[2], full[2], "the requests reported, the waits")
                         self.assertEqual(bool(got[3]), bool(full[3]), f"stderr: got {got[3]!r}, want {full[3]!r}")
-                        want = plain and app in LEAN_APPS
-                        self.assertEqual(got[4], want, "whether the lean path sent the response")
+                        self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
 
     def test_proxy_header_as_full(self):
         # a screening child's connection whose PROXY header was left for
         # the request's recv: the lean path takes both, drops the header,
         # and names the header's client as the full path does
         for app in APPS:
-            for name, data, plain in REQUESTS:
+            for name, data, count in REQUESTS:
                 with self.subTest(app=app.__name__, request=name):
                     serve(app, data, "full", header=PROXY_V1)
                     full = serve(app, data, "full", header=PROXY_V1)
@@ -296,7 +363,7 @@ class LeanTest(unittest.TestCase):
                     self.assertEqual(got[0], full[0], "the bytes sent")
                     self.assertEqual(got[1], full[1], "the environ")
                     self.assertEqual(got[2], full[2], "the requests reported, the waits")
-                    self.assertEqual(got[4], plain and app in LEAN_APPS, "whether the lean path sent the response")
+                    self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
                     if got[1]:
                         self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
 
@@ -306,7 +373,7 @@ class LeanTest(unittest.TestCase):
         # the lean path's first recv takes both and drops the header, as
         # the full path's Connection does
         for app in APPS:
-            for name, data, plain in REQUESTS:
+            for name, data, count in REQUESTS:
                 with self.subTest(app=app.__name__, request=name):
                     serve(app, data, "full", header=PROXY_V1)
                     full = serve(app, data, "full", header=PROXY_V1)
@@ -314,7 +381,7 @@ class LeanTest(unittest.TestCase):
                     self.assertEqual(got[0], full[0], "the bytes sent")
                     self.assertEqual(got[1], full[1], "the environ")
                     self.assertEqual(got[2], full[2], "the requests reported, the waits")
-                    self.assertEqual(got[4], plain and app in LEAN_APPS, "whether the lean path sent the response")
+                    self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
                     if got[1]:
                         self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
 
@@ -322,7 +389,7 @@ class LeanTest(unittest.TestCase):
         # the header came alone (the request later): the lean path reads
         # it and leaves the wait for the request to the full path, which
         # must not drop a byte more
-        serve(hello, CLOSE, "full")
+        serve(hello, [CLOSE], "full")
         client, conn = tcp_pair()
         with client, conn:
             client.sendall(PROXY_V1)
@@ -348,7 +415,7 @@ class LeanTest(unittest.TestCase):
     def test_tally_and_log_as_full(self):
         for log in (Tally, Log):
             for app in (hello, fails, written, short, long):
-                for name, data, _ in REQUESTS[:2]:
+                for name, data, _ in REQUESTS[:2] + REQUESTS[9:]:
                     with self.subTest(log=log.__name__, app=app.__name__, request=name):
                         serve(app, data, "full")
                         full, got = log(), log()
@@ -375,10 +442,10 @@ class LeanTest(unittest.TestCase):
         # a head parse has not kept goes the full path (which keeps it)
         head = b"GET /new-%d HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" % id(self)
         self.assertIsNone(http.HEADS_SEEN.get(head[:-4]))
-        out, _, _, _, leaned = serve(hello, head, "lean")
+        out, _, _, _, leaned = serve(hello, [head], "lean")
         self.assertFalse(leaned)
         self.assertTrue(out.startswith(b"HTTP/1.1 200 OK\r\n"), out)
-        self.assertTrue(serve(hello, head, "lean")[4], "want the lean path once the head is kept")
+        self.assertTrue(serve(hello, [head], "lean")[4], "want the lean path once the head is kept")
 
 
 if __name__ == "__main__":
