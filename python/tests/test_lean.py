@@ -351,39 +351,25 @@ class LeanTest(unittest.TestCase):
                         self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
 
     def test_proxy_header_as_full(self):
-        # a screening child's connection whose PROXY header was left for
-        # the request's recv: the lean path takes both, drops the header,
-        # and names the header's client as the full path does
-        for app in APPS:
-            for name, data, count in REQUESTS:
-                with self.subTest(app=app.__name__, request=name):
-                    serve(app, data, "full", header=PROXY_V1)
-                    full = serve(app, data, "full", header=PROXY_V1)
-                    got = serve(app, data, "screen", header=PROXY_V1)
-                    self.assertEqual(got[0], full[0], "the bytes sent")
-                    self.assertEqual(got[1], full[1], "the environ")
-                    self.assertEqual(got[2], full[2], "the requests reported, the waits")
-                    self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
-                    if got[1]:
-                        self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
-
-    def test_proxy_header_exclusive_as_full(self):
-        # an exclusive-mode child's connection whose PROXY header it
-        # peeked whole and left for the request's read (Worker._read_header):
-        # the lean path's first recv takes both and drops the header, as
-        # the full path's Connection does
-        for app in APPS:
-            for name, data, count in REQUESTS:
-                with self.subTest(app=app.__name__, request=name):
-                    serve(app, data, "full", header=PROXY_V1)
-                    full = serve(app, data, "full", header=PROXY_V1)
-                    got = serve(app, data, "lean", header=PROXY_V1)
-                    self.assertEqual(got[0], full[0], "the bytes sent")
-                    self.assertEqual(got[1], full[1], "the environ")
-                    self.assertEqual(got[2], full[2], "the requests reported, the waits")
-                    self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
-                    if got[1]:
-                        self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]), ("203.0.113.7", "5555"))
+        # a connection whose PROXY header the worker left for the
+        # request's first recv, a screening child's ("screen") or an
+        # exclusive-mode child's that peeked it whole ("lean",
+        # Worker._read_header): the lean path takes both, drops the
+        # header, and names the header's client as the full path does
+        for how in ("screen", "lean"):
+            for app in APPS:
+                for name, data, count in REQUESTS:
+                    with self.subTest(how=how, app=app.__name__, request=name):
+                        serve(app, data, "full", header=PROXY_V1)
+                        full = serve(app, data, "full", header=PROXY_V1)
+                        got = serve(app, data, how, header=PROXY_V1)
+                        self.assertEqual(got[0], full[0], "the bytes sent")
+                        self.assertEqual(got[1], full[1], "the environ")
+                        self.assertEqual(got[2], full[2], "the requests reported, the waits")
+                        self.assertEqual(got[4], lean_sends(app, count, data), "responses the lean path sent")
+                        if got[1]:
+                            self.assertEqual((got[1][0]["REMOTE_ADDR"], got[1][0]["REMOTE_PORT"]),
+                                             ("203.0.113.7", "5555"))
 
     def test_proxy_header_alone_first(self):
         # the header came alone (the request later): the lean path reads
