@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +16,12 @@ import (
 // killRounds bounds the passes of signalEach over a leaf whose processes
 // fork while they are signalled.
 const killRounds = 8
+
+// killSettle is how long signalEach waits, once a pass finds nothing new,
+// before it reads the leaf once more: a fork that was under way when its
+// parent was signalled attaches its child to the leaf after the read
+// that found nothing (TestKill's forking shell left one in CI).
+const killSettle = 5 * time.Millisecond
 
 // Kill sends SIGKILL to every process left in slot n's leaf, once its child
 // has exited: the descendants it started (a job in the background, a
@@ -44,13 +51,15 @@ func (t *Tree) leaf(n int) string { return filepath.Join(t.dir, "slot-"+strconv.
 // signalEach sends SIGKILL to each process in group dir, starting from
 // pids (read from its cgroup.procs), then to those it lists after that and
 // were not signalled yet (forked meanwhile), until it lists none of those
-// or killRounds passes are done. A PID is signalled through a pidfd opened
+// or killRounds passes are done; a pass that finds none is read again
+// after killSettle. A PID is signalled through a pidfd opened
 // before the group is read again, and only if the group still lists it, so
 // that a PID reused by a process outside the group is never hit. It returns
 // an error if cgroup.procs cannot be read, or if processes not signalled
 // are left after the last pass.
 func signalEach(dir string, pids []int) error {
 	signalled := map[int]bool{}
+	settled := false
 	for range killRounds {
 		fds := map[int]int{}
 		for _, pid := range pids {
@@ -70,9 +79,18 @@ func signalEach(dir string, pids []int) error {
 			return err
 		}
 		pids = slices.DeleteFunc(now, func(pid int) bool { return signalled[pid] })
-		if len(pids) == 0 {
+		switch {
+		case len(pids) > 0:
+			settled = false
+		case settled:
 			return nil // the rest are dying
+		default:
+			settled = true // read once more, after a fork under way is done
+			time.Sleep(killSettle)
 		}
+	}
+	if len(pids) == 0 {
+		return nil // the last pass found none new, with no time left to read again
 	}
 	return fmt.Errorf("cgroup: %s: %d processes left after %d rounds of SIGKILL", dir, len(pids), killRounds)
 }
