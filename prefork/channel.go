@@ -47,7 +47,19 @@ func (p *Pool) readChannel(s *slot) bool {
 // readPacket reads one packet from s's back-channel, with the descriptor
 // it carried (or -1). Only a child that announced handoff may send one
 // (Keep): its channel is read with recvmsg, any other with a plain read.
+// The ECONNRESET of a child that hung up with messages of the master's
+// unread comes once, before the packets it sent last: readPacket reads on
+// past it (hangup.go).
 func (p *Pool) readPacket(s *slot, buf []byte) (n int, fds [2]int, err error) {
+	n, fds, err = p.readRaw(s, buf)
+	if errors.Is(err, unix.ECONNRESET) {
+		n, fds, err = p.readRaw(s, buf)
+	}
+	return n, fds, err
+}
+
+// readRaw is one read or recvmsg of readPacket's.
+func (p *Pool) readRaw(s *slot, buf []byte) (n int, fds [2]int, err error) {
 	if !p.mode.takesFDs() || !s.caps.Has(protocol.CapHandoff) {
 		n, err = rawRead(s.ch, buf)
 		return n, noFDs, err
@@ -251,16 +263,17 @@ func (p *Pool) proven(s *slot) {
 	}
 }
 
-// send writes m to slot s. The channel is non-blocking: a child that lets
-// its queue fill up does not read it, and is killed. It reports whether the
-// message went out.
+// send writes m to slot s, and reports whether it went out. The channel is
+// non-blocking: a child that lets its queue fill up does not read it, and
+// is killed; one that hung up is not, so that what it sent last is read
+// (sendFailed, hangup.go).
 func (p *Pool) send(s *slot, m protocol.Message) bool {
 	if s.ch < 0 {
 		return false
 	}
 	var buf [protocol.MessageSize]byte
 	if _, err := rawWrite(s.ch, m.Encode(buf[:])); err != nil {
-		p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err))
+		p.sendFailed(s, m.Type, err)
 		return false
 	}
 	return true

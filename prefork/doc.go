@@ -111,11 +111,12 @@
 //     when the next tick is due, a quiet pool's distant ticks),
 //     lifecycle.go (stop), snapshot.go (Snapshot, Healthy).
 //   - Slots: slot.go, machine.go (the state machine and its tables),
-//     idleset.go, channel.go (messages from children), reports.go (the
-//     back-channels' nested set), tally.go (the children's request
-//     counts, T, summed for the pool), reap.go (start, reap, free, retire,
-//     kill), deadlines.go (due, and applying it), pings.go, leftovers.go
-//     (what a reaped child left in its cgroup).
+//     idleset.go, channel.go (messages from children), hangup.go (a
+//     child that closed its channel: what it sent last is read to the
+//     end), reports.go (the back-channels' nested set), tally.go (the
+//     children's request counts, T, summed for the pool), reap.go (start,
+//     reap, free, retire, kill), deadlines.go (due, and applying it),
+//     pings.go, leftovers.go (what a reaped child left in its cgroup).
 //   - Starting children: launcher.go (the launcher interface, exec),
 //     spawn.go (childSpec: what a generation's children start with;
 //     fork+exec, the fd layout and environment), stdio.go (a child's fds

@@ -88,7 +88,7 @@ func (x *handoffMode) giveBack() bool {
 		}
 		var buf [protocol.MessageSize + protocol.TrailerSize + protocol.MaxAddr]byte
 		if err := rawSendFDs(s.ch, m.Encode(buf[:]), f.fd, f.data); err != nil {
-			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays, for the next child
+			p.sendFailed(s, m.Type, err) // hangup.go; it stays, for the next child
 			continue
 		}
 		x.out.refused = x.out.refused[1:]

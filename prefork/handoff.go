@@ -244,7 +244,7 @@ func (x *handoffMode) handOff() {
 		m := connMessage(s, c)
 		var buf [protocol.MessageSize + protocol.MaxAddr]byte
 		if err := rawSendFD(s.ch, m.Encode(buf[:]), c.fd); err != nil {
-			p.kill(s, "killed", fmt.Sprintf("send %v: %v", m.Type, err)) // it stays ready, for the next child
+			p.sendFailed(s, m.Type, err) // hangup.go; it stays ready, for the next child
 			continue
 		}
 		x.hold.takeReady()
