@@ -65,27 +65,37 @@ def parse(buf):
     (host, port) or None), PARTIAL (buf is the start of a header that
     may still become good: all of buf is header) or BAD (no header, or a
     malformed one); length and address are 0 and None but for WHOLE.
-    A v1 TCP4 line like one taken before (its addresses in V1_SEEN, its
-    destination port and CR in V1_PORTS) costs a partition at the LF, a
-    split, two lookups and its source port's check; any other header is
-    parsed the long way (parse_long), which gives the same answers.
+    A v1 TCP4 line like one taken before costs a partition at the LF and
+    known_v1; any other header is parsed the long way (parse_long),
+    which gives the same answers.
     """
     line, lf, _ = buf.partition(b"\n")  # one byte: a memchr; the CR is other's (V1_PORTS)
+    client = known_v1(line) if lf else None
+    if client is not None:
+        return WHOLE, len(line) + 1, client
+    return parse_long(buf)
+
+
+def known_v1(line):
+    """Return the client's (host, port) of line, a header's bytes up to
+    its LF (the CR in), if it is a v1 TCP4 line like one parse_long took
+    before (its addresses in V1_SEEN, its destination port and CR in
+    V1_PORTS) with a good source port; else None (parse_long judges it).
+    Costs a split, two lookups and the source port's check."""
     try:
         head, port, other = line.rsplit(b" ", 2)
     except ValueError:
-        return parse_long(buf)
+        return None
     source = V1_SEEN.get(head)
-    # a port as _PORT takes it: digits, no leading zero (a digit string
-    # below b"1" starts with "0"), at most 65535; no bound on the line's
-    # length is needed: a head V1_SEEN holds, a port and another
-    # V1_PORTS holds are at most 42 + 1 + 5 + 1 + 6 bytes
-    if (source is not None and other in V1_PORTS and lf and port.isdigit()
-            and (port >= b"1" or port == b"0")):
+    # a port as _PORT takes it, but 0 (parse_long's): digits, no leading
+    # zero (a digit string below b"1" starts with "0"), at most 65535; no
+    # bound on the line's length is needed: a head V1_SEEN holds, a port
+    # and another V1_PORTS holds are at most 42 + 1 + 5 + 1 + 6 bytes
+    if source is not None and other in V1_PORTS and port.isdigit() and port >= b"1":
         number = int(port)
         if number <= 65535:
-            return WHOLE, len(line) + 1, (source, number)
-    return parse_long(buf)
+            return source, number
+    return None
 
 
 def parse_long(buf):
@@ -265,9 +275,9 @@ class Trust:
         try:
             return self.seen[index, addr[0]]
         except (KeyError, IndexError):
-            return self._judge(index, addr)
+            return self.judge(index, addr)
 
-    def _judge(self, index, addr):
+    def judge(self, index, addr):
         """trusts' answer the long way, kept in seen but for a unix
         socket's peer (a str, no address to trust: trusts looks it up by
         its first character, and finds nothing, since a host is longer)."""

@@ -79,6 +79,7 @@ OFFLOAD_SINCE = 5  # the protocol revision that added W and U
 EDGE_SINCE = 6  # the protocol revision that added proxy and tls, and address trailers
 HEADER_TIMEOUT = 30.0  # seconds a PROXY header may take; actd.wsgi sets its --timeout
 HEADER_PEEK = proxy.HEADER_LIMIT + HEAD_LIMIT  # a screening child's peek: a PROXY header and a head
+TAKEN = "taken"  # _screen_header's: a ready connection, all of it set
 RESOURCE_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
@@ -511,8 +512,16 @@ class Worker:
         conn, addr = got
         self.address, seen = None, None
         rule = self._hello_ready if index in self.tls else None
-        if self.trust is not None and self.trust.trusts(index, addr):
-            seen = self._screen_header(conn, addr, rule)
+        trust = self.trust
+        if trust is not None:
+            try:
+                trusted = trust.seen[index, addr[0]]  # trust.trusts, inline: this runs per connection
+            except (KeyError, IndexError):
+                trusted = trust.judge(index, addr)
+            if trusted:
+                seen = self._screen_header(conn, addr, rule)
+                if seen is TAKEN:
+                    return conn, self.address
         if seen is None:  # no header expected, or one read with nothing after it yet
             seen = self.screen.look(conn, rule)
         if seen == READY:
@@ -539,9 +548,11 @@ class Worker:
     def _screen_header(self, conn, addr, rule):
         """Take the PROXY header a trusted connection from addr starts with,
         if it is whole, into self.address, and judge what follows it by
-        the same peek (self.screen.judge, with rule): READY or WAIT as the
-        screen finds it, None if nothing follows yet (the caller looks),
-        PARTIAL if the header is not whole yet (nothing read), GONE if bad
+        the same peek (self.screen.judge, with rule): TAKEN for a v1 line
+        like one taken before (proxy.known_v1), then a head http.parse
+        kept, with no body (self.peeked, seen, plain and known set as
+        _screened sets them: serve it); else READY or WAIT as the screen
+        finds it, None if nothing follows yet (the caller looks), PARTIAL if the header is not whole yet (nothing read), GONE if bad
         or the client went away. A header that keeps the socket's address
         (LOCAL, UNKNOWN) leaves addr there, so that a K says the header is
         read: a K NOT_READY without an address has its header ahead. The
@@ -554,18 +565,21 @@ class Worker:
             return proxy.PARTIAL
         except OSError:
             return GONE
+        line, lf, rest = peek.partition(b"\n")
+        if rule is None and rest[-4:] == b"\r\n\r\n" and self.screen.filter == "http":
+            # the common case, as Screen.look takes a kept head: one
+            # partition, no copy of the peek, no (what, length) tuple
+            known = HEADS_SEEN.get(rest[:-4])
+            if known is not None and not known.chunked and known.length == 0:
+                client = proxy.known_v1(line)
+                if client is not None:
+                    self.address, self.ahead = client, len(line) + 1
+                    self.peeked, self.seen, self.plain, self.known = True, rest, True, known
+                    return TAKEN
         what, length, address = proxy.parse(peek)
         if what != proxy.WHOLE:
             return GONE if what == proxy.BAD or not peek else proxy.PARTIAL
         rest = peek[length:length + HEAD_LIMIT]
-        if rule is None and rest[-4:] == b"\r\n\r\n" and self.screen.filter == "http":
-            # a head http.parse kept, as Screen.look takes it: no call more
-            known = HEADS_SEEN.get(rest[:-4])
-            if known is not None and not known.chunked and known.length == 0:
-                screen = self.screen
-                screen.last, screen.plain, screen.known = rest, True, known
-                self.ahead, self.address = length, address or addr[:2]
-                return READY
         seen = self.screen.judge(rest, rule) if rest else None
         if seen != READY or rule is not None:
             try:
