@@ -199,8 +199,8 @@ func TestIssue24Target(t *testing.T) {
 		kind int
 		want []string
 	}{
-		{0, []string{"PROXY protocol costs under 5% of server CPU per request, close-8, actd built-in, default", "+2.0% (51.0 vs 50.0 µs); requests/s 0.80×", "yes"}},
-		{1, []string{"PROXY protocol costs under 5% of server CPU per request, close-8, actd WSGI, default", "+10.0% (110.0 vs 100.0 µs); requests/s 1.25×", "**no**"}},
+		{0, []string{"PROXY protocol costs under 5% of server CPU per request, close-8, actd built-in, default", "+2.0% (paired median of 2 rounds; 51.0 vs 50.0 µs); requests/s 0.80×", "yes"}},
+		{1, []string{"PROXY protocol costs under 5% of server CPU per request, close-8, actd WSGI, default", "+10.0% (paired median of 2 rounds; 110.0 vs 100.0 µs); requests/s 1.25×", "**no**"}},
 	}
 	for _, tt := range tests {
 		if got := r.proxyTarget(tt.kind); !slices.Equal(got, tt.want) {
@@ -211,7 +211,7 @@ func TestIssue24Target(t *testing.T) {
 	for _, want := range []string{
 		"| actd built-in | 5000 | 4000 | 0.80× | 50.0 | 51.0 | 1.02× (pairs 1.02–1.02) | +2.0% |",
 		"judged by server CPU per request",
-		"7 rounds; in each, the two pools of a pair run back to back",
+		"11 rounds; in each, the two pools of a pair run back to back",
 		"then both at once, each loaded by its own client of 8 connections",
 		"read before and after the run from each server's own cgroup.",
 	} {

@@ -11,12 +11,16 @@ import (
 // with the share of the CPUs the server gets. The CPU time the server
 // spends per request does not count time spent waiting for a CPU, so
 // issue 24's target is judged by it (servercpu.go: each server's own
-// cgroup, in ns or µs): the ratio of the medians with and without a
-// header, beside the requests/s. Contention still moves it (in a first
-// run, the rounds with the fewest requests/s spent the most CPU per
-// request, for Go and Python alike), so it is read with both pools of a
-// pair loaded at once (issue24together.go), and the range of the paired
-// rounds' ratios shows by how much it still moves.
+// cgroup, in ns or µs), beside the requests/s. Contention still moves
+// it (in a first run, the rounds with the fewest requests/s spent the
+// most CPU per request, for Go and Python alike), so it is read with both
+// pools of a pair loaded at once (issue24together.go): each round gives
+// a ratio with / without measured in one time window, and the cost is
+// the median of those paired ratios. (A ratio of the two sides' medians
+// would mix rounds: one round's contention on one side against
+// another's on the other; on this machine it moved by ±3% between runs
+// where the paired median moved less.) The range of the paired ratios
+// shows how much they still move.
 
 // perRequest returns cpu over requests in microseconds, and false if
 // there is no CPU figure (known is false) or no request.
@@ -59,14 +63,13 @@ func newProxyCost(plain, proxy []issue24Run) proxyCost {
 	return c
 }
 
-// ratio returns the median µs per request with a header over the median
-// without, and false if either side has no figure.
+// ratio returns the median of the paired rounds' ratios with / without
+// (µs per request), and false if no round measured both.
 func (c proxyCost) ratio() (float64, bool) {
-	with, without := summarize(c.with).median, summarize(c.without).median
-	if len(c.with) == 0 || len(c.without) == 0 || without <= 0 {
+	if len(c.pairs) == 0 {
 		return 0, false
 	}
-	return with / without, true
+	return summarize(c.pairs).median, true
 }
 
 // met returns whether the cost (ratio − 1) is under proxyCostMax, and
@@ -76,8 +79,8 @@ func (c proxyCost) met() (ok, measured bool) {
 	return measured && r-1 < proxyCostMax, measured
 }
 
-// ratioText is the ratio of the medians with the range of the paired
-// rounds' ratios, e.g. "1.02× (pairs 0.97–1.06)", or "–".
+// ratioText is the paired rounds' median ratio with their range, e.g.
+// "1.02× (pairs 0.97–1.06)", or "–".
 func (c proxyCost) ratioText() string {
 	r, ok := c.ratio()
 	if !ok {

@@ -101,15 +101,30 @@ func TestProxyCost(t *testing.T) {
 			wantCostTx:  "-10.0%",
 		},
 		{
-			// Medians of the three runs each side (50 and 60 µs); the
-			// pairs are only the rounds that measured both: 2 and 3.
+			// The pairs are only the rounds that measured both, 2 and 3;
+			// the cost is their median (the medians of each side's runs,
+			// 50 and 60 µs, would say 1.20).
 			name:        "pairs by round, a run not read",
 			plain:       []issue24Run{run24(0, 500*ms, 10000), {round: 1, clientRun: clientRun{requests: 10000}}, run24(2, 500*ms, 10000), run24(3, 400*ms, 10000)},
-			proxy:       []issue24Run{run24(1, 600*ms, 10000), run24(2, 600*ms, 10000), run24(3, 660*ms, 10000)},
-			wantRatio:   1.20,
-			wantPairs:   []float64{1.20, 1.65},
-			wantRatioTx: "1.20× (pairs 1.20–1.65)",
-			wantCostTx:  "+20.0%",
+			proxy:       []issue24Run{run24(1, 600*ms, 10000), run24(2, 600*ms, 10000), run24(3, 640*ms, 10000)},
+			wantRatio:   1.40,
+			wantPairs:   []float64{1.20, 1.60},
+			wantRatioTx: "1.40× (pairs 1.20–1.60)",
+			wantCostTx:  "+40.0%",
+		},
+		{
+			// Contention moves both sides of a round alike, and the
+			// rounds' ratios scatter (1.03, 1.08, 0.94): their median says
+			// 1.03; the sides' medians (130 and 140 µs, from different
+			// rounds) would say 1.08, a missed target.
+			name:        "paired, not the sides' medians",
+			plain:       []issue24Run{run24(0, 1000*ms, 10000), run24(1, 1300*ms, 10000), run24(2, 1600*ms, 10000)},
+			proxy:       []issue24Run{run24(0, 1030*ms, 10000), run24(1, 1400*ms, 10000), run24(2, 1500*ms, 10000)},
+			wantRatio:   1.03,
+			wantMet:     true,
+			wantPairs:   []float64{1.03, 1.4 / 1.3, 1.5 / 1.6},
+			wantRatioTx: "1.03× (pairs 0.94–1.08)",
+			wantCostTx:  "+3.0%",
 		},
 		{name: "no runs with the header", plain: []issue24Run{run24(0, 500*ms, 10000)}, wantRatioTx: "–", wantCostTx: "–"},
 		{name: "no runs", wantRatioTx: "–", wantCostTx: "–"},

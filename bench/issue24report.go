@@ -82,12 +82,12 @@ func (r issue24Report) markdown() string {
 
 // proxyNotes explains the PROXY table and how its target is judged.
 func (r issue24Report) proxyNotes() string {
-	return "Median (min–max) of the rounds; with / without: ratio of the medians. " +
+	return "Median (min–max) of the rounds. Requests/s with / without: ratio of the medians. " +
 		"Requests/s: each pool loaded alone (the runs back to back). " +
 		"Server µs/request: each pair's two pools loaded at once, in the same time window, by a client each; the CPU time (user and system) of the whole server, master and children, during that run, over the requests it answered; " +
 		"read before and after the run from " + r.cpuFrom + ". " +
-		"Pairs: the range of with / without over the rounds: contention moves CPU per request too, and this range shows how much. " +
-		"The target below is judged by server CPU per request (CPU cost: with / without − 1), not by requests/s: the PROXY protocol's cost is CPU, and on this shared machine one server's requests/s swing by ±20% between rounds. " +
+		"µs/request with / without: the median of the rounds' paired ratios (each round's two pools measured in the same time window), and their range: contention moves CPU per request too, and the range shows how much. " +
+		"The target below is judged by server CPU per request (CPU cost: that paired median − 1), not by requests/s: the PROXY protocol's cost is CPU, and on this shared machine one server's requests/s swing by ±20% between rounds. " +
 		"Master µs: CPU time of actd's master per connection, median, in the runs alone; under the default pool's filter the master reads the header of a connection it holds, while a child that accepts a connection itself reads it there.\n\n"
 }
 
@@ -181,8 +181,8 @@ func (r issue24Report) proxyTarget(i int) []string {
 		return []string{target, "not measured", "–"}
 	}
 	with, without := r.median(issue24Proxy[i], "close-8", clientRun.rate), r.median(plain, "close-8", clientRun.rate)
-	return []string{target, fmt.Sprintf("%s (%.1f vs %.1f µs); requests/s %s", cost.costText(),
-		summarize(cost.with).median, summarize(cost.without).median, ratioText(with, without)), yesNo(met)}
+	return []string{target, fmt.Sprintf("%s (paired median of %d rounds; %.1f vs %.1f µs); requests/s %s", cost.costText(),
+		len(cost.pairs), summarize(cost.with).median, summarize(cost.without).median, ratioText(with, without)), yesNo(met)}
 }
 
 // writeFailures lists the cells that failed, and failed connections in
