@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 //	hang     like echo, but the first child to claim ACTD_TEST_MARK stops reading its back-channel
 //	tallygarbage  like garbage, with a Tally one byte short (tally_test.go)
 //	tallier  like echo, but the first child to claim ACTD_TEST_MARK sends two Tallies after hello and exits (tally_test.go)
+//	hangup   like echo, but the first child to claim ACTD_TEST_MARK closes its back-channel after hello and lives on
 //	fdhog    echo, but every accept fails with EMFILE
 //	stubborn slow echo that ignores SIGQUIT
 //	allgarbage  every child sends garbage after hello
@@ -104,7 +105,7 @@ func runTestWorker(name string) int {
 	case "echo5":
 		os.Setenv(protocol.EnvProtocol, "5") // the library then says hello without CapTLS, as it did at revision 5
 		err = worker.Serve(context.Background(), echo(delay))
-	case "garbage", "hang", "tallygarbage", "tallier":
+	case "garbage", "hang", "tallygarbage", "tallier", "hangup":
 		if claimMark() {
 			return misbehave(name)
 		}
@@ -166,6 +167,8 @@ func misbehave(how string) int {
 	case "tallier":
 		sendTallies(send) // tally_test.go
 		return 0
+	case "hangup":
+		unix.Close(env.Channel) // and live on, reading nothing
 	}
 	time.Sleep(time.Hour) // hang: never read orders or pings
 	return 0

@@ -294,6 +294,35 @@ func TestMisbehavingChildKilled(t *testing.T) {
 	}
 }
 
+// TestHungUpChildKilled: a child that closes its back-channel and lives on
+// is killed and replaced, in both modes: its channel's end of file (read
+// after the master's next order or ping to it fails, hangup.go) gives it
+// the ping timeout to exit.
+func TestHungUpChildKilled(t *testing.T) {
+	for _, mode := range protocolModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := fastConfig(mode)
+			cfg.StartChildren = 2
+			mark := filepath.Join(t.TempDir(), "mark")
+			p := startPool(t, cfg, "hangup", "ACTD_TEST_MARK="+mark)
+			var pid int
+			eventually(t, "the hanging-up child's pid in the mark", func() bool {
+				b, err := os.ReadFile(mark)
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				return err == nil && pid > 0
+			})
+			eventually(t, "the child gone and replaced", func() bool {
+				return syscall.Kill(pid, 0) == syscall.ESRCH && snapshot(t, p).Stats.Respawned >= 1
+			})
+			for i := range 20 {
+				if _, err := request(p.addr, fmt.Sprint(i)); err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
 // TestCrashingWorkerBacksOff: a worker that dies at start is restarted with
 // growing delays, not in a loop, and the snapshot says so.
 func TestCrashingWorkerBacksOff(t *testing.T) {
