@@ -552,8 +552,9 @@ class Worker:
         like one taken before (proxy.known_v1), then a head http.parse
         kept, with no body (self.peeked, seen, plain and known set as
         _screened sets them: serve it); else READY or WAIT as the screen
-        finds it, None if nothing follows yet (the caller looks), PARTIAL if the header is not whole yet (nothing read), GONE if bad
-        or the client went away. A header that keeps the socket's address
+        finds it, None if nothing follows yet (the caller looks), PARTIAL
+        if the header is not whole yet (nothing read), GONE if bad or the
+        client went away. A header that keeps the socket's address
         (LOCAL, UNKNOWN) leaves addr there, so that a K says the header is
         read: a K NOT_READY without an address has its header ahead. The
         header of a READY connection on a listener without a rule of its
