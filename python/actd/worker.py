@@ -672,9 +672,15 @@ class Worker:
         self.queued = True  # a balancer sends the request with its header: try the read before a poll
         if index not in self.tls:
             try:
-                what, length, address = proxy.parse(conn.recv(proxy.HEADER_LIMIT, proxy.PEEK))
+                peek = conn.recv(proxy.HEADER_LIMIT, proxy.PEEK)
             except OSError:  # nothing yet (BlockingIOError), or a fault consume finds again
-                what = None
+                peek = b""
+            line, lf, _ = peek.partition(b"\n")
+            client = proxy.known_v1(line) if lf else None  # parse's first step, without its tuple
+            if client is not None:
+                self.address, self.ahead = client, len(line) + 1
+                return True
+            what, length, address = proxy.parse(peek) if peek else (None, 0, None)
             if what == proxy.WHOLE:
                 self.address, self.ahead = address, length
                 return True
