@@ -121,6 +121,24 @@ func openFDs(t *testing.T, pid int) int {
 	return len(fds)
 }
 
+// settledFDs returns the count of pid's open fds once it has stayed the
+// same over 10 reads 20 ms apart (within 5 s).
+func settledFDs(t *testing.T, pid int) int {
+	t.Helper()
+	n, same := openFDs(t, pid), 0
+	waitFor(t, "the master's fds settled", 5*time.Second, func() bool {
+		time.Sleep(20 * time.Millisecond)
+		m := openFDs(t, pid)
+		if m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+		return same >= 10
+	})
+	return n
+}
+
 // TestMetricsIdleClosed: keep-alive connections to --metrics-listen are
 // closed after metricsIdle, and the master's fds with them.
 func TestMetricsIdleClosed(t *testing.T) {
@@ -178,7 +196,15 @@ func TestEndpointsBounded(t *testing.T) {
 	// and back-channel) would count as clients.
 	a := startActd(t, nil, "--metrics-listen", addr, "--min-children", "2", "--max-children", "2")
 	pid := a.cmd.Process.Pid
-	base := openFDs(t, pid)
+	// startActd returns once the control socket listens, with the
+	// children still starting (their pidfds and channels not yet open,
+	// or transient fds of their start): base is taken once both are idle
+	// and the count has settled.
+	waitFor(t, "both children idle", 10*time.Second, func() bool {
+		p := a.status(t).Snapshot
+		return p.Idle == 2 && p.Starting == 0
+	})
+	base := settledFDs(t, pid)
 	for _, tc := range []struct {
 		name    string
 		network string
