@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -146,6 +147,15 @@ func claimMark() bool {
 	fmt.Fprintln(f, os.Getpid())
 	f.Close()
 	return true
+}
+
+// startMisbehaving starts a pool of test worker name (garbage, hang,
+// tallygarbage, tallier, hangup), whose first child goes wrong: it claims
+// the mark file, whose path it returns, and writes its PID there.
+func startMisbehaving(t *testing.T, cfg prefork.Config, name string) (*testPool, string) {
+	t.Helper()
+	mark := filepath.Join(t.TempDir(), "mark")
+	return startPool(t, cfg, name, "ACTD_TEST_MARK="+mark), mark
 }
 
 // misbehave speaks the protocol's hello and idle, then goes wrong.

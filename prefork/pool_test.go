@@ -274,8 +274,7 @@ func TestMisbehavingChildKilled(t *testing.T) {
 			t.Run(tc.worker+"/"+mode.String(), func(t *testing.T) {
 				cfg := fastConfig(mode)
 				cfg.StartChildren = 3
-				mark := filepath.Join(t.TempDir(), "mark")
-				p := startPool(t, cfg, tc.worker, "ACTD_TEST_MARK="+mark)
+				p, _ := startMisbehaving(t, cfg, tc.worker)
 				eventually(t, "the misbehaving child is killed", func() bool {
 					st := snapshot(t, p).Stats
 					return st.Garbage+st.Hung > 0
@@ -303,8 +302,7 @@ func TestHungUpChildKilled(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren = 2
-			mark := filepath.Join(t.TempDir(), "mark")
-			p := startPool(t, cfg, "hangup", "ACTD_TEST_MARK="+mark)
+			p, mark := startMisbehaving(t, cfg, "hangup")
 			var pid int
 			eventually(t, "the hanging-up child's pid in the mark", func() bool {
 				b, err := os.ReadFile(mark)

@@ -1,7 +1,6 @@
 package prefork_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,8 +32,7 @@ func TestTalliesSummed(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := fastConfig(mode)
 			cfg.StartChildren = 2
-			mark := filepath.Join(t.TempDir(), "mark")
-			p := startPool(t, cfg, "tallier", "ACTD_TEST_MARK="+mark)
+			p, _ := startMisbehaving(t, cfg, "tallier")
 			eventually(t, "the tallier's child gone and replaced", func() bool {
 				s := snapshot(t, p)
 				return s.Stats.Respawned >= 1 && s.Requests != nil && s.Requests.Total == 6
